@@ -1,7 +1,7 @@
 #pragma once
 
 // The registry: creates and recycles entities, owns one storage per component type, keeps a bitset of
-// components per entity, fires signals, and builds views.
+// components per entity, fires signals, builds views and groups, and sorts pools.
 //
 // Entities: destroyed indices are recycled (most recently freed first) with their version bumped, so a
 // stale identifier is never valid() again until its version wraps after 4096 reuses of the same slot.
@@ -16,6 +16,14 @@
 // Signals: on_construct<T> after a component is added, on_update<T> after patch() or replace(),
 // on_destroy<T> before a component is removed (the component is still readable then). Listeners receive
 // (registry&, entity).
+//
+// Groups (group.hpp, seed 002_c01289adc68b0dd6.txt): group<A, B>(get<C>, exclude<D>) is created on first
+// request (filled from the existing entities) and returned as is afterwards; the registry keeps it exact on
+// every emplace, remove, destroy and clear, before on_construct listeners run and after on_destroy
+// listeners did. A request that conflicts with an existing group over a pool throws group_error.
+//
+// Sorting (sort.hpp, seed 000_19edbd8e7898577e.txt): sort<T>(compare) and sort_as<To, From>() reorder a
+// pool; both throw group_error for a pool a group owns (sort the group instead).
 //
 // Not thread-safe: one thread mutates a registry at a time. Concurrent readers of distinct pools are fine
 // once every pool they touch exists (the scheduler creates them up front).
@@ -35,7 +43,9 @@
 #include "capacity.hpp"
 #include "config.hpp"
 #include "entity.hpp"
+#include "group.hpp"
 #include "sigh.hpp"
+#include "sort.hpp"
 #include "sparse_set.hpp"
 #include "storage.hpp"
 #include "type_info.hpp"
@@ -61,6 +71,10 @@ public:
 
     template<typename... Type>
     using view_type = basic_view<get_t<storage_for_t<Type>...>, exclude_t<>>;
+
+    /// The type registry.group<Owned...>(get<Get...>, exclude<Exclude...>) returns.
+    template<typename Owned, typename Get = get_t<>, typename Exclude = exclude_t<>>
+    using group_type = typename detail::group_type_of<Capacity, Owned, Get, Exclude>::type;
 
     basic_registry() {
         if constexpr (Capacity::is_fixed) {
@@ -99,16 +113,18 @@ public:
     void destroy(entity e) {
         ECSNET_ASSERT(valid(e), "destroy of an invalid entity");
         const auto index = to_index(e);
-        // Listeners may add components while others are removed: stop only once the whole mask is clear.
-        for (bool any = true; any;) {
-            any = false;
+        // Walk a copy of the bits (waiting for the mask after every removal would serialise them), skipping
+        // a component a listener removed meanwhile; then look again in case a listener added one.
+        do {
             for (size_type word = 0; word < words_; ++word) {
-                while (const auto bits = masks_[index * words_ + word]) {
-                    any = true;
-                    erase_component(*records_[word * 64 + static_cast<size_type>(std::countr_zero(bits))], e);
+                for (auto bits = masks_[index * words_ + word]; bits != 0; bits &= bits - 1) {
+                    const auto bit = static_cast<id_type>(word * 64 + static_cast<size_type>(std::countr_zero(bits)));
+                    if (has_bit(e, bit)) {
+                        erase_component(*records_[bit], e);
+                    }
                 }
             }
-        }
+        } while (!orphan(e));
         entities_[index] = entity_traits::construct(free_head_, entity_traits::next_version(to_version(e)));
         free_head_ = index;
         --alive_;
@@ -159,15 +175,21 @@ public:
         if constexpr (ecsnet::storage<Type, Capacity>::is_tag) {
             pool.emplace(e, std::forward<Args>(args)...);
             set_bit(e, record.bit);
+            if (record.grouped()) {
+                groups_after_emplace(record, e);
+            }
             record.on_construct.publish(*this, e);
         } else {
             auto& component = pool.emplace(e, std::forward<Args>(args)...);
             set_bit(e, record.bit);
-            if (record.on_construct.empty()) {
+            if (!record.grouped() && record.on_construct.empty()) {
                 return component;
             }
+            if (record.grouped()) {
+                groups_after_emplace(record, e); // may move the component within its pool
+            }
             record.on_construct.publish(*this, e);
-            return pool.get(e); // a listener may have moved it
+            return pool.get(e); // a group or a listener may have moved it
         }
     }
 
@@ -325,6 +347,69 @@ public:
                 std::tuple<storage_for_t<const Exclude>*...>{&mutable_pool<Exclude>()...}};
     }
 
+    /// The group of the entities that have every Owned and Get type and no Exclude type (group.hpp), owning
+    /// the pools of Owned... (const Type for read-only access): group<A, B>() full-owning,
+    /// group<A>(get<B>) partial-owning, group<>(get<A, B>) non-owning. Created and filled on the first
+    /// request, the same group afterwards (whatever the order the types are named in). Throws group_error
+    /// if it would own a pool that an existing group owns and neither nests inside the other.
+    template<typename... Owned, typename... Get, typename... Exclude>
+    [[nodiscard]] group_type<owned_t<Owned...>, get_t<Get...>, exclude_t<Exclude...>>
+    group(get_t<Get...> = get_t<>{}, exclude_t<Exclude...> = exclude_t<>{}) {
+        static_assert(sizeof...(Owned) + sizeof...(Get) > 0, "a group needs at least one owned or get type");
+        static_assert(
+            detail::distinct_v<std::remove_const_t<Owned>..., std::remove_const_t<Get>..., Exclude...>,
+            "a type appears twice in the group");
+        using key = detail::group_key<owned_t<std::remove_const_t<Owned>...>,
+                                      get_t<std::remove_const_t<Get>...>, exclude_t<Exclude...>>;
+        const auto id = type_id<key>();
+        if (id >= group_by_type_.size() || group_by_type_[id] == nullptr) {
+            // Pools first: a new one may widen the bitsets the group's masks are built on.
+            prepare<std::remove_const_t<Owned>..., std::remove_const_t<Get>..., Exclude...>();
+            auto& handler = assure_group({bits_of<std::remove_const_t<Owned>...>(),
+                                          bits_of<std::remove_const_t<Get>...>(), bits_of<Exclude...>()},
+                                         {&mutable_pool<std::remove_const_t<Owned>>()...});
+            if (id >= group_by_type_.size()) {
+                group_by_type_.resize(id + 1, nullptr);
+            }
+            group_by_type_[id] = &handler;
+        }
+        return {*group_by_type_[id],
+                std::tuple<ecsnet::storage<std::remove_const_t<Owned>, Capacity>*...>{
+                    &mutable_pool<std::remove_const_t<Owned>>()...},
+                std::tuple<storage_for_t<Get>*...>{&mutable_pool<std::remove_const_t<Get>>()...}};
+    }
+
+    /// group<Owned...>(get<>, exclude<Exclude...>).
+    template<typename... Owned, typename... Exclude>
+    [[nodiscard]] group_type<owned_t<Owned...>, get_t<>, exclude_t<Exclude...>>
+    group(exclude_t<Exclude...> filter) {
+        return group<Owned...>(get_t<>{}, filter);
+    }
+
+    /// Whether a group owns the pool of Type.
+    template<typename Type>
+    [[nodiscard]] bool owned() const noexcept {
+        const auto id = type_id<Type>();
+        return id < by_type_.size() && by_type_[id] != nullptr && owner_of(*by_type_[id]) != nullptr;
+    }
+
+    /// Sorts the pool of Type by compare(const Type&, const Type&) or compare(entity, entity) (sort.hpp,
+    /// storage.hpp). Throws group_error if a group owns the pool: sort the group instead. Fires no signal.
+    template<typename Type, typename Compare>
+    void sort(Compare compare, sort_options options = {}) {
+        refuse_if_owned(assure<Type>(), "sort");
+        mutable_pool<Type>().sort(std::move(compare), options);
+    }
+
+    /// Sorts the pool of To like the pool of From: the entities both have first, in From's order, then the
+    /// others; views over both then find them aligned. O(size of From's pool). Throws group_error if a
+    /// group owns To's pool.
+    template<typename To, typename From>
+    void sort_as() {
+        refuse_if_owned(assure<To>(), "sort_as");
+        mutable_pool<To>().sort_as(mutable_pool<From>());
+    }
+
     /// Creates the storage of each Type now (it is otherwise created on first use), e.g. before threads
     /// start reading the registry.
     template<typename... Type>
@@ -345,13 +430,37 @@ private:
     static constexpr auto null_index = entity_traits::index_mask;
     static constexpr id_type no_bit = ~id_type{};
 
+    using group_handler_type = detail::group_handler<Capacity>;
+
+    // What the registry keeps per component type. The storage lives in the same allocation (see
+    // typed_record), so destroy() reaches the signals and the pool of a bit with one dependent load.
     struct pool_record {
-        std::unique_ptr<base_type> pool;
+        pool_record(base_type& storage, id_type bit_index, std::string_view type) noexcept
+            : pool{&storage}
+            , bit{bit_index}
+            , name{type} {}
+        pool_record(const pool_record&) = delete;
+        pool_record& operator=(const pool_record&) = delete;
+        virtual ~pool_record() = default;
+
+        [[nodiscard]] bool grouped() const noexcept { return !requiring.empty() || !excluding.empty(); }
+
+        base_type* pool;
+        id_type bit;
+        std::string_view name;
         signal_type on_construct;
         signal_type on_update;
         signal_type on_destroy;
-        id_type bit{};
-        std::string_view name;
+        // The groups whose signature names this type, outer groups first (see group.hpp, "Ownership").
+        std::vector<group_handler_type*> requiring; // as an owned or get type
+        std::vector<group_handler_type*> excluding;
+    };
+
+    template<typename Type>
+    struct typed_record final : pool_record {
+        typed_record(id_type bit_index)
+            : pool_record{storage, bit_index, type_name<Type>()} {}
+        ecsnet::storage<Type, Capacity> storage;
     };
 
     template<typename Type, typename... Args>
@@ -370,10 +479,8 @@ private:
         if (id < by_type_.size() && by_type_[id] != nullptr) {
             return *by_type_[id];
         }
-        auto record = std::make_unique<pool_record>();
-        record->pool = std::make_unique<ecsnet::storage<Type, Capacity>>();
-        record->bit = static_cast<id_type>(records_.size());
-        record->name = type_name<Type>();
+        std::unique_ptr<pool_record> record =
+            std::make_unique<typed_record<Type>>(static_cast<id_type>(records_.size()));
         if (id >= by_type_.size()) {
             by_type_.resize(id + 1, nullptr);
             pools_.resize(id + 1, nullptr);
@@ -382,7 +489,7 @@ private:
             widen_masks();
         }
         by_type_[id] = record.get();
-        pools_[id] = record->pool.get();
+        pools_[id] = record->pool;
         records_.push_back(std::move(record));
         return *records_.back();
     }
@@ -398,12 +505,16 @@ private:
         return static_cast<ecsnet::storage<Type, Capacity>&>(*assure<Type>().pool);
     }
 
-    // The pool of a component the caller knows exists (an entity has it).
+    // The pool of a component the caller knows exists (an entity has it): no bounds check in release.
     template<typename Type>
     [[nodiscard]] ecsnet::storage<std::remove_const_t<Type>, Capacity>& pool_of() const noexcept {
-        auto* pool = find_pool<std::remove_const_t<Type>>();
-        ECSNET_ASSERT(pool != nullptr, "no entity has this component");
-        return *pool;
+        const auto id = type_id<Type>();
+        ECSNET_ASSERT(id < pools_.size() && pools_[id] != nullptr, "no entity has this component");
+        return *static_cast<ecsnet::storage<std::remove_const_t<Type>, Capacity>*>(pools_[id]);
+    }
+
+    [[nodiscard]] bool has_bit(entity e, id_type bit) const noexcept {
+        return ((masks_[to_index(e) * words_ + bit / 64] >> (bit % 64)) & 1U) != 0;
     }
 
     template<typename Type>
@@ -412,8 +523,7 @@ private:
         if (id >= by_type_.size() || by_type_[id] == nullptr) {
             return false;
         }
-        const auto bit = by_type_[id]->bit;
-        return ((masks_[to_index(e) * words_ + bit / 64] >> (bit % 64)) & 1U) != 0;
+        return has_bit(e, by_type_[id]->bit);
     }
 
     void set_bit(entity e, id_type bit) noexcept { masks_[to_index(e) * words_ + bit / 64] |= std::uint64_t{1} << (bit % 64); }
@@ -433,15 +543,225 @@ private:
 
     void erase_component(pool_record& record, entity e) {
         record.on_destroy.publish(*this, e);
-        // A listener may already have removed it (or destroyed the entity's other components).
+        if (record.grouped()) {
+            // A listener may already have removed it (or destroyed the entity's other components).
+            if (!record.pool->contains(e)) {
+                return;
+            }
+            groups_before_erase(record, e);
+        }
         if (record.pool->remove(e)) {
             reset_bit(e, record.bit);
         }
     }
 
+    [[nodiscard]] const std::uint64_t* mask_of(entity e) const noexcept {
+        return masks_.data() + to_index(e) * words_;
+    }
+
+    // After `e` got the component of `record`: it may enter the groups requiring it (outer first) and
+    // leaves those excluding it (inner first). Strong guarantee: if a non-owning group cannot grow, the
+    // component is taken back and nothing changed.
+    void groups_after_emplace(pool_record& record, entity e) {
+        const auto* mask = mask_of(e);
+        std::size_t entered = 0;
+        try {
+            for (; entered < record.requiring.size(); ++entered) {
+                if (record.requiring[entered]->matches(mask)) {
+                    record.requiring[entered]->enter(e);
+                }
+            }
+        } catch (...) {
+            while (entered-- != 0) {
+                if (record.requiring[entered]->contains(e)) {
+                    record.requiring[entered]->leave(e);
+                }
+            }
+            reset_bit(e, record.bit);
+            record.pool->remove(e);
+            throw;
+        }
+        for (auto group = record.excluding.rbegin(); group != record.excluding.rend(); ++group) {
+            if ((*group)->contains(e)) {
+                (*group)->leave(e);
+            }
+        }
+    }
+
+    // Before `e` loses the component of `record` (its on_destroy listeners have run): it enters the groups
+    // excluding it that it will match (outer first; these may throw, and then nothing changed), and leaves
+    // the groups requiring it (inner first) while the component is still in its pool.
+    void groups_before_erase(pool_record& record, entity e) {
+        const auto* mask = mask_of(e);
+        std::size_t entered = 0;
+        try {
+            for (; entered < record.excluding.size(); ++entered) {
+                if (record.excluding[entered]->matches(mask, record.bit)) {
+                    record.excluding[entered]->enter(e);
+                }
+            }
+        } catch (...) {
+            while (entered-- != 0) {
+                if (record.excluding[entered]->contains(e)) {
+                    record.excluding[entered]->leave(e);
+                }
+            }
+            throw;
+        }
+        for (auto group = record.requiring.rbegin(); group != record.requiring.rend(); ++group) {
+            if ((*group)->contains(e)) {
+                (*group)->leave(e);
+            }
+        }
+    }
+
+    template<typename... Type>
+    [[nodiscard]] std::vector<id_type> bits_of() {
+        std::vector<id_type> bits{assure<Type>().bit...};
+        std::sort(bits.begin(), bits.end());
+        return bits;
+    }
+
+    // The outermost group owning the pool of `record`, or nullptr.
+    [[nodiscard]] static const group_handler_type* owner_of(const pool_record& record) noexcept {
+        for (const auto* group : record.requiring) {
+            const auto& owned = group->types().owned;
+            if (std::binary_search(owned.begin(), owned.end(), record.bit)) {
+                return group;
+            }
+        }
+        return nullptr;
+    }
+
+    void refuse_if_owned(const pool_record& record, const char* what) const {
+        if (const auto* owner = owner_of(record)) {
+            throw group_error(std::string{"cannot "} + what + " the pool of " + std::string{record.name} +
+                              ": " + owner->name() + " owns it; sort the group instead");
+        }
+    }
+
+    [[nodiscard]] std::string group_name(const typename group_handler_type::signature& types) const {
+        const auto list = [this](const std::vector<id_type>& bits) {
+            std::string names;
+            for (const auto bit : bits) {
+                names += (names.empty() ? "" : ", ") + std::string{records_[bit]->name};
+            }
+            return names;
+        };
+        std::string name = "group<" + list(types.owned) + ">";
+        if (!types.get.empty() || !types.exclude.empty()) {
+            name += "(";
+            if (!types.get.empty()) {
+                name += "get<" + list(types.get) + ">";
+            }
+            if (!types.exclude.empty()) {
+                name += std::string{types.get.empty() ? "" : ", "} + "exclude<" + list(types.exclude) + ">";
+            }
+            name += ")";
+        }
+        return name;
+    }
+
+    // The group of this signature: the existing one, or a new one checked against the others, hooked into
+    // its pools' records and filled from the entities that match now.
+    group_handler_type& assure_group(typename group_handler_type::signature types,
+                                     std::vector<base_type*> owned) {
+        for (auto& group : groups_) {
+            if (group->types() == types) {
+                return *group;
+            }
+        }
+        auto name = group_name(types);
+        std::vector<group_handler_type*> outer;
+        std::vector<group_handler_type*> inner;
+        for (auto& group : groups_) {
+            if (!types.shares_ownership(group->types())) {
+                continue;
+            }
+            if (types.nests_inside(group->types())) {
+                outer.push_back(group.get());
+            } else if (group->types().nests_inside(types)) {
+                inner.push_back(group.get());
+            } else {
+                const auto& theirs = group->types().owned;
+                const auto shared =
+                    *std::find_if(types.owned.begin(), types.owned.end(), [&theirs](id_type bit) {
+                        return std::binary_search(theirs.begin(), theirs.end(), bit);
+                    });
+                throw group_error(
+                    "cannot create " + name + ": it would own " + std::string{records_[shared]->name} +
+                    ", which " + group->name() +
+                    " owns, and neither group nests inside the other (the inner one must own every "
+                    "type the outer one owns, and require and exclude at least as much)");
+            }
+        }
+        auto handler =
+            std::make_unique<group_handler_type>(std::move(name), std::move(types), std::move(owned), words_);
+        auto& group = *handler;
+        // Reserve every slot first, so that nothing can throw once the group is hooked in.
+        groups_.reserve(groups_.size() + 1);
+        for (const auto bit : group.types().required()) {
+            records_[bit]->requiring.reserve(records_[bit]->requiring.size() + 1);
+        }
+        for (const auto bit : group.types().exclude) {
+            records_[bit]->excluding.reserve(records_[bit]->excluding.size() + 1);
+        }
+        fill_group(group, inner);
+        for (auto* outer_group : outer) {
+            outer_group->add_nested(group);
+        }
+        if (!inner.empty()) {
+            group.add_nested(*inner.front());
+        }
+        const auto by_rank = [](const group_handler_type* lhs, const group_handler_type* rhs) {
+            return lhs->nesting_rank() < rhs->nesting_rank();
+        };
+        const auto hook = [&](std::vector<group_handler_type*>& list) {
+            list.insert(std::upper_bound(list.begin(), list.end(), &group, by_rank), &group);
+        };
+        for (const auto bit : group.types().required()) {
+            hook(records_[bit]->requiring);
+        }
+        for (const auto bit : group.types().exclude) {
+            hook(records_[bit]->excluding);
+        }
+        groups_.push_back(std::move(handler));
+        return group;
+    }
+
+    // A new group takes in the entities that match now. An owning group starts from the members of the
+    // widest group nested inside it, which already sit in front of its pools. Then the shortest required
+    // pool is walked front to back and every match enters (if that pool is owned, what a match swaps out
+    // sits at a position already looked at). May throw (memory) for a non-owning group, before it is
+    // hooked in.
+    void fill_group(group_handler_type& group, const std::vector<group_handler_type*>& inner) {
+        const base_type* shortest = nullptr;
+        for (const auto bit : group.types().required()) {
+            const auto* pool = records_[bit]->pool;
+            shortest = (shortest == nullptr || pool->size() < shortest->size()) ? pool : shortest;
+        }
+        if (group.owning()) {
+            std::size_t start = 0;
+            for (const auto* nested : inner) {
+                start = std::max(start, nested->extent());
+            }
+            group.start_from(start);
+        }
+        for (std::size_t pos = 0; pos < shortest->size(); ++pos) {
+            const entity e = shortest->data()[pos];
+            if (!group.contains(e) && group.matches(mask_of(e))) {
+                group.enter(e);
+            }
+        }
+    }
+
     void clear_pool(pool_record& record) {
         auto& pool = *record.pool;
-        if (record.on_destroy.empty()) {
+        if (record.on_destroy.empty() && record.excluding.empty()) {
+            // Every member of a group requiring this type leaves it at once.
+            for (auto* group : record.requiring) {
+                group->reset();
+            }
             for (const auto e : pool) {
                 reset_bit(e, record.bit);
             }
@@ -455,8 +775,20 @@ private:
 
     // Destroys every entity: O(entities). Fires on_destroy for every component where connected.
     void clear_everything() {
-        for (auto& record : records_) {
-            clear_pool(*record);
+        const bool observed = std::any_of(records_.begin(), records_.end(),
+                                          [](const auto& record) { return !record->on_destroy.empty(); });
+        if (observed) {
+            for (auto& record : records_) {
+                clear_pool(*record);
+            }
+        } else {
+            // Nobody watches: every group empties and every pool clears at once; the bits are zeroed below.
+            for (auto& group : groups_) {
+                group->reset();
+            }
+            for (auto& record : records_) {
+                record->pool->clear();
+            }
         }
         std::fill(masks_.begin(), masks_.end(), std::uint64_t{0});
         // Relink every slot into the free list in ascending order; live ones get a new version.
@@ -483,6 +815,9 @@ private:
         }
         masks_.swap(masks);
         words_ = wider;
+        for (auto& group : groups_) {
+            group->widen();
+        }
     }
 
     std::vector<entity> entities_;
@@ -495,6 +830,9 @@ private:
     std::vector<std::unique_ptr<pool_record>> records_; // by bit, in order of creation
     std::vector<pool_record*> by_type_;                 // by type_id, null where unused
     std::vector<base_type*> pools_;                     // by type_id: the fast path of get()
+
+    std::vector<std::unique_ptr<group_handler_type>> groups_; // in order of creation
+    std::vector<group_handler_type*> group_by_type_;          // by type_id of the group's key type
 };
 
 using registry = basic_registry<dynamic_capacity>;

@@ -204,4 +204,7 @@ private:
     signal_type* signal_;
 };
 
+template<typename... Args>
+sink(sigh<void(Args...)>&) -> sink<sigh<void(Args...)>>;
+
 } // namespace ecsnet

@@ -52,6 +52,13 @@ public:
         return page < pages_.size() ? pages_[page][index % page_size] : npos;
     }
 
+    /// The slot of an index whose page exists (one of the set's elements): no bounds check, so that a get()
+    /// on a known component is three dependent loads.
+    [[nodiscard]] position_type existing(entity_traits::integral_type index) const noexcept {
+        ECSNET_ASSERT(index / page_size < pages_.size(), "sparse slot without a page");
+        return pages_[index / page_size][index % page_size];
+    }
+
     /// The slot of `index`, allocating its page if needed. May throw std::bad_alloc.
     [[nodiscard]] position_type& assure(entity_traits::integral_type index) {
         const auto page = index / page_size;
@@ -111,6 +118,11 @@ public:
 
     [[nodiscard]] position_type lookup(entity_traits::integral_type index) const noexcept {
         return index < N ? slots_[index] : npos;
+    }
+
+    [[nodiscard]] position_type existing(entity_traits::integral_type index) const noexcept {
+        ECSNET_ASSERT(index < N, "sparse slot out of the fixed range");
+        return slots_[index];
     }
 
     [[nodiscard]] position_type& assure(entity_traits::integral_type index) {

@@ -16,16 +16,27 @@
 //
 // Virtual hooks let a storage keep its component array in step with the packed array; they are called
 // directly (devirtualised) when the static type is known, and through the base by the registry.
+//
+// Sorting (seed 000_19edbd8e7898577e.txt, methods and options in sort.hpp): sort(compare) orders the set by
+// compare(entity, entity), sort_as(other) orders it like another set; O(n log n) and O(other.size()).
+// Through a base reference they keep a storage's components attached via the same virtual hooks;
+// storage<T>::sort is the typed, faster version. Sorting rearranges positions: what data() showed before
+// is stale.
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <numeric>
+#include <span>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "capacity.hpp"
 #include "config.hpp"
 #include "entity.hpp"
+#include "sort.hpp"
 #include "sparse_array.hpp"
 
 namespace ecsnet {
@@ -92,15 +103,12 @@ public:
     /// release builds.
     [[nodiscard]] position_type index(entity e) const noexcept {
         ECSNET_ASSERT(contains(e), "the entity is not in the set (absent or stale)");
-        return sparse_.lookup(to_index(e));
+        return sparse_.existing(to_index(e));
     }
 
     /// Appends `e`, which must not be in the set yet. Throws capacity_error past max_size() (or, with a
     /// fixed capacity, for an index beyond it).
-    void push(entity e) {
-        prepare_insert(e);
-        commit_insert(e);
-    }
+    void push(entity e) { commit_insert(e, prepare_insert(e)); }
 
     /// Appends `e` unless it is already there; returns whether it was added.
     bool insert(entity e) {
@@ -139,25 +147,121 @@ public:
         }
     }
 
+    /// Sorts the set by compare(entity, entity) with the method of `options` (sort.hpp). The comparator may
+    /// throw: the set then stays consistent, partly sorted.
+    template<typename Compare>
+    void sort(Compare compare, sort_options options = {}) {
+        sort_n(size(), std::move(compare), options);
+    }
+
+    /// sort() of positions [0, count) only; the elements past `count` stay where they are.
+    template<typename Compare>
+    void sort_n(size_type count, Compare compare, sort_options options = {}) {
+        static_assert(std::is_invocable_r_v<bool, Compare&, entity, entity>,
+                      "sort takes compare(entity, entity)");
+        ECSNET_ASSERT(count <= size(), "sort_n past the end of the set");
+        if (count < 2) {
+            return;
+        }
+        switch (detail::resolve(options, fixed)) {
+        case sort_method::in_place: {
+            const auto less = [this, &compare](size_type lhs, size_type rhs) {
+                return compare(packed_[lhs], packed_[rhs]);
+            };
+            const auto swap = [this](size_type lhs, size_type rhs) { swap_at(lhs, rhs); };
+            if (options.stable) {
+                detail::stable_in_place_sort(0, count, less, swap);
+            } else {
+                detail::introsort(0, count, less, swap);
+            }
+            break;
+        }
+        case sort_method::permutation: {
+            std::vector<position_type> order(count);
+            std::iota(order.begin(), order.end(), position_type{0});
+            const auto less = [this, &compare](position_type lhs, position_type rhs) {
+                return compare(packed_[lhs], packed_[rhs]);
+            };
+            if (options.stable) {
+                std::stable_sort(order.begin(), order.end(), less);
+            } else {
+                std::sort(order.begin(), order.end(), less);
+            }
+            rearrange(order);
+            break;
+        }
+        default: {
+            // Mixed: the packed entities alone (swap-only, so a throwing comparator loses nothing), then the
+            // payload follows through the sparse array.
+            const auto less = [this, &compare](size_type lhs, size_type rhs) {
+                return compare(packed_[lhs], packed_[rhs]);
+            };
+            const auto swap = [this](size_type lhs, size_type rhs) { std::swap(packed_[lhs], packed_[rhs]); };
+            try {
+                if (options.stable) {
+                    detail::stable_in_place_sort(0, count, less, swap);
+                } else {
+                    detail::introsort(0, count, less, swap);
+                }
+            } catch (...) {
+                follow_sorted_entities(count);
+                throw;
+            }
+            follow_sorted_entities(count);
+            break;
+        }
+        }
+    }
+
+    /// Arranges the set like `other` (a range of distinct entities, typically another set): the entities
+    /// both hold come first, in other's order; the others follow in an unspecified order. O(other.size())
+    /// lookups and swaps, no memory.
+    template<typename Other>
+    void sort_as(const Other& other) {
+        size_type next = 0;
+        for (const entity e : other) {
+            const auto at = find(e);
+            if (at != npos) {
+                if (at != next) {
+                    swap_at(at, next);
+                }
+                ++next;
+            }
+        }
+    }
+
+    /// Moves the element at position order[i] to position i, for every i < order.size() <= size(): the
+    /// permutation step of a sort, public for groups, which move several pools by one permutation. `order`
+    /// must be a permutation of 0..order.size()-1; its top bits are used while this runs, then restored.
+    virtual void rearrange(std::span<position_type> order) {
+        ECSNET_ASSERT(order.size() <= size(), "permutation longer than the set");
+        entity held = null_entity;
+        detail::apply_permutation(
+            order, [&](std::size_t from) { held = packed_[from]; },
+            [this](std::size_t from, std::size_t to) { place(packed_[from], to); },
+            [&](std::size_t to) { place(held, to); });
+    }
+
     /// Pages of the sparse array in use (1 for a fixed capacity); for tests and memory accounting.
     [[nodiscard]] size_type sparse_pages() const noexcept { return sparse_.allocated_pages(); }
 
 protected:
-    /// Checks capacity and readies the sparse slot of `e`; changes nothing visible. Derived classes call
-    /// it before constructing their own element so that a refusal leaves everything as it was.
-    void prepare_insert(entity e) {
+    /// Checks capacity and returns the sparse slot of `e` (allocating its page); changes nothing visible.
+    /// Derived classes call it before constructing their own element so that a refusal leaves everything
+    /// as it was, then commit_insert with the slot.
+    [[nodiscard]] position_type& prepare_insert(entity e) {
         ECSNET_ASSERT(e != null_entity, "null_entity cannot be inserted");
         ECSNET_ASSERT(!contains(e), "the entity is already in the set");
         if (packed_.size() >= max_size()) {
             throw capacity_error("sparse set full: capacity " + std::to_string(max_size()));
         }
-        static_cast<void>(sparse_.assure(to_index(e)));
+        return sparse_.assure(to_index(e));
     }
 
-    /// Second half of an insertion, after prepare_insert(e). May throw std::bad_alloc (dynamic only).
-    void commit_insert(entity e) {
+    /// Second half of an insertion. May throw std::bad_alloc (dynamic capacity only); then nothing changed.
+    void commit_insert(entity e, position_type& slot) {
         packed_.push_back(e);
-        sparse_.at(to_index(e)) = static_cast<position_type>(packed_.size() - 1);
+        slot = static_cast<position_type>(packed_.size() - 1);
     }
 
     virtual void swap_and_pop(position_type pos) {
@@ -174,6 +278,44 @@ protected:
     }
 
     virtual void clear_all() noexcept { packed_.clear(); }
+
+    /// Exchanges what a derived set keeps beside the packed array (components) at two positions, leaving
+    /// the packed and sparse arrays alone: the "adjust" step of the mixed sort.
+    virtual void swap_payload(size_type lhs, size_type rhs) noexcept {
+        static_cast<void>(lhs);
+        static_cast<void>(rhs);
+    }
+
+    /// Writes `e` at position `pos` of the packed array and points its sparse slot there.
+    void place(entity e, size_type pos) noexcept {
+        packed_[pos] = e;
+        sparse_.at(to_index(e)) = static_cast<position_type>(pos);
+    }
+
+    /// Points the sparse slots of positions [0, count) back at them after the packed array was reordered.
+    void rebuild_sparse(size_type count) noexcept {
+        for (size_type pos = 0; pos < count; ++pos) {
+            sparse_.at(to_index(packed_[pos])) = static_cast<position_type>(pos);
+        }
+    }
+
+    /// The mixed sort's second half: packed positions [0, count) are sorted, while the sparse array still
+    /// holds every entity's old position, which is where its payload still is. Walks each cycle of that
+    /// permutation once, bringing the payload along with swap_payload, and marks a position done by
+    /// pointing its entity's sparse slot at it (seed 000, "Mixing in-place sorting and permutations").
+    void follow_sorted_entities(size_type count) noexcept {
+        for (size_type start = 0; start < count; ++start) {
+            auto hole = start;
+            auto from = sparse_.at(to_index(packed_[hole]));
+            while (from != start) {
+                swap_payload(hole, from);
+                sparse_.at(to_index(packed_[hole])) = static_cast<position_type>(hole);
+                hole = from;
+                from = sparse_.at(to_index(packed_[hole]));
+            }
+            sparse_.at(to_index(packed_[hole])) = static_cast<position_type>(hole);
+        }
+    }
 
     std::vector<entity> packed_;
     typename detail::sparse_array_for<Capacity>::type sparse_;

@@ -2,8 +2,8 @@
 
 // Compile-time names and process-wide sequential ids of types.
 //
-// type_id<T>() numbers types densely (0, 1, 2...) in the order they are first asked for, so a registry can
-// index its pools with a plain vector instead of a hash map. Ids are per process: never send them over the
+// type_id<T>() numbers types densely (0, 1, 2...) at start-up, so a registry can index its pools with a
+// plain vector instead of a hash map. Ids are per process: never send them over the
 // network (the replication layer uses its own declared schema).
 
 #include <atomic>
@@ -22,13 +22,12 @@ inline id_type next_type_id() noexcept {
     return counter.fetch_add(1, std::memory_order_relaxed);
 }
 
+// Initialised before main like any namespace-scope variable, so reading it is a plain load: no guard,
+// nothing that stops the compiler from hoisting a registry lookup out of a loop (a function-local static's
+// guard costs 5x on a random get; see bench/RESULTS.md). Hence the one rule: no type ids, and so no
+// registry use, from the constructor of a namespace-scope object.
 template<typename Type>
-struct type_id_holder {
-    static id_type value() noexcept {
-        static const id_type id = next_type_id();
-        return id;
-    }
-};
+inline const id_type type_id_v = next_type_id();
 
 template<typename Type>
 constexpr std::string_view pretty_function() noexcept {
@@ -39,7 +38,7 @@ constexpr std::string_view pretty_function() noexcept {
 
 template<typename Type>
 [[nodiscard]] id_type type_id() noexcept {
-    return detail::type_id_holder<std::remove_cvref_t<Type>>::value();
+    return detail::type_id_v<std::remove_cvref_t<Type>>;
 }
 
 /// The type's name as the compiler spells it ("Position", "game::Health"), for error messages and logs.

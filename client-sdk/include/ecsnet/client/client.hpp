@@ -1,0 +1,178 @@
+#pragma once
+
+// The ecsnet client: connects to an ecsnet server over TCP, performs the handshake, and mirrors the
+// server's replicated entities into a registry the game reads with ordinary views.
+//
+//   ecsnet::client::client net{ecsnet::arena::replicated_schema(), {.name = "player"}};
+//   net.registry().on_construct<ecsnet::proto::net_id>().connect([](ecsnet::registry&, ecsnet::entity e)
+//   {...}); net.connect("127.0.0.1", 7777); while (running) {
+//       net.poll();                                   // all pending network work, never blocks
+//       net.registry().view<const Transform>().each(...);
+//       if (auto me = net.sample<Transform>(net.own_entity())) { draw(*me); }   // interpolated
+//       net.send_input(ecsnet::arena::encode(move));
+//   }
+//
+// Protocol (docs/protocol.md): ClientHello -> ServerWelcome, then one Snapshot per server tick, each applied
+// atomically to the mirror (proto/mirror.hpp) and answered with an Ack (a full-state request after an
+// unknown baseline or a checksum mismatch); a Ping about every second measures the round trip; Inputs
+// carry the game's payload with increasing sequence numbers. One write in flight, TCP_NODELAY, frames of
+// at most client_options::max_frame_size checked on their length prefix. Nothing the server sends can
+// crash the client: bad bytes end the session with protocol_error.
+//
+// The mirror: registry() holds one local entity per replicated server entity, carrying its replicated
+// components and a proto::net_id. React to arrivals with on_construct<net_id>, to departures with
+// on_destroy<net_id>, to changes with on_update<Component>. The game may add components of its own to
+// mirrored entities but must not destroy them or remove their replicated components. own_entity() is the
+// avatar the server gave this client. After a disconnect the mirror keeps the last state; the welcome of
+// the next connection clears it, and that connection starts from a full state.
+//
+// Three ways to run:
+//  1. threading::poll (default): the client owns an io_context and poll() runs it: every handler, the
+//     application of snapshots and every callback happen inside poll(), on the calling thread. No thread.
+//  2. threading::own_thread: the client's thread does the socket work (reads, frame decoding, writes,
+//     pings, timers); snapshots are queued and applied inside poll() only, so the mirror is touched by the
+//     thread that calls poll() alone and needs no lock. Callbacks run inside poll() too.
+//  3. client(io_context&, ...): the client runs on the application's io_context, whose threads the
+//     application runs (one process can host thousands of clients on a few threads). All of one client's
+//     handlers run on its strand (get_executor()), serially; snapshots are applied there as they arrive,
+//     and callbacks run there. poll() does nothing.
+//
+// Thread safety:
+//  - From any thread, in every mode: connect(), close(), send_input(), state(), disconnect_reason(),
+//    disconnect_message(), last_disconnect(), stats(), server_time_us(), render_time_us(). (connect(),
+//    close() and send_input() hand their work to the client's strand; in poll mode, a call from the thread
+//    that calls poll() runs at once.)
+//  - The mirror and what reads it (registry(), mirror(), own_entity(), own_net_entity(), client_id(),
+//    tick_rate(), server_epoch_unix_us(), interpolation_buffer(), window(), sample()): modes 1 and 2, the
+//    thread that calls poll(), outside poll() or in callbacks; mode 3, the client's strand only (callbacks,
+//    or work posted to get_executor()).
+//  - Set callbacks before connect().
+//
+// Lifetime: the schema must outlive the client. Destroying the client sends Disconnect(CLIENT_QUIT) when
+// connected; with an owned io_context it waits up to close_grace for it to leave, then stops. On an
+// application io_context the client's internals live on until its pending handlers have run (the
+// io_context must run, or be destroyed, afterwards); no callback is called once the destructor returns.
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <thread>
+
+#include <asio/executor_work_guard.hpp>
+#include <asio/io_context.hpp>
+#include <asio/strand.hpp>
+
+#include "ecsnet/ecs/entity.hpp"
+#include "ecsnet/ecs/registry.hpp"
+#include "ecsnet/proto/mirror.hpp"
+#include "ecsnet/proto/schema.hpp"
+#include "ecsnet/proto/state.hpp"
+
+#include "client_options.hpp"
+#include "disconnect.hpp"
+#include "interpolation.hpp"
+#include "stats.hpp"
+
+namespace ecsnet::client {
+
+class client {
+public:
+    using executor_type = asio::strand<asio::io_context::executor_type>;
+    using reason_type = ecsnet::client::disconnect_reason;
+
+    /// A client with an io_context of its own, run by poll() or by its own thread (options.mode).
+    explicit client(const proto::schema& schema, client_options options = {});
+    /// A client on the application's io_context (mode 3 above; options.mode is ignored).
+    client(asio::io_context& io, const proto::schema& schema, client_options options = {});
+    client(const client&) = delete;
+    client& operator=(const client&) = delete;
+    ~client();
+
+    // ---- the connection (thread-safe) -------------------------------------------------------------
+
+    /// Starts connecting to host:port (asynchronously: see state()). Returns false, doing nothing, while a
+    /// connection is opening or open. Resets stats().
+    bool connect(std::string host, std::uint16_t port);
+    /// Ends the connection: Disconnect(CLIENT_QUIT, message) to the server, then the socket closes.
+    /// disconnect_reason() becomes client_quit. Nothing happens if no connection is opening or open.
+    void close(std::string message = {});
+
+    [[nodiscard]] client_state state() const;
+    /// Why the last connection ended (none while the first one is still open).
+    [[nodiscard]] reason_type disconnect_reason() const;
+    [[nodiscard]] std::string disconnect_message() const;
+    [[nodiscard]] disconnect_info last_disconnect() const;
+    [[nodiscard]] client_stats stats() const;
+
+    /// Sends one Input carrying `payload`, with the next sequence number and the client's estimate of the
+    /// server tick it is for. Returns false (counted in stats().inputs_refused) when not connected, when
+    /// the payload exceeds max_input_size, or when max_unsent_bytes wait to be sent.
+    bool send_input(std::string_view payload);
+
+    /// Modes 1 and 2: does all pending network work (mode 1) and applies the snapshots received (both),
+    /// without blocking. Returns the number of snapshots applied. Mode 3: does nothing.
+    std::size_t poll();
+
+    // ---- the mirror (see "Thread safety") ---------------------------------------------------------
+
+    [[nodiscard]] ecsnet::registry& registry() noexcept;
+    [[nodiscard]] const ecsnet::registry& registry() const noexcept;
+    [[nodiscard]] proto::mirror& mirror() noexcept;
+    [[nodiscard]] const proto::mirror& mirror() const noexcept;
+    /// The local entity of this client's avatar, or null_entity (none yet, or none given).
+    [[nodiscard]] entity own_entity() const noexcept;
+    /// The avatar's server identity, from ServerWelcome.
+    [[nodiscard]] std::optional<proto::net_entity> own_net_entity() const noexcept;
+    /// ServerWelcome.client_id (0 before the first welcome).
+    [[nodiscard]] std::uint32_t client_id() const noexcept;
+    [[nodiscard]] std::uint32_t tick_rate() const noexcept;
+    /// Unix microseconds of the server's epoch (ServerWelcome.server_epoch_unix_us).
+    [[nodiscard]] std::uint64_t server_epoch_unix_us() const noexcept;
+    /// The copies of the last applied states that interpolation reads (client_options::interpolation_states).
+    [[nodiscard]] const state_buffer& interpolation_buffer() const noexcept;
+
+    /// The estimated server clock now, microseconds since the server's epoch (server_clock.hpp).
+    [[nodiscard]] std::int64_t server_time_us() const;
+    /// server_time_us() - options().interpolation_delay: the time to render at.
+    [[nodiscard]] std::int64_t render_time_us() const;
+    /// The applied states around `render_time_us` (interpolation.hpp). Valid until the next snapshot.
+    [[nodiscard]] interpolation_window window(std::int64_t render_time_us) const;
+
+    /// Component T of mirrored entity `e` at `render_time_us`, interpolated (interpolation.hpp).
+    template<typename T>
+    [[nodiscard]] std::optional<T> sample(entity e, std::int64_t render_time_us) const {
+        return ecsnet::client::sample<T>(mirror(), window(render_time_us), e);
+    }
+    /// The same at render_time_us().
+    template<typename T>
+    [[nodiscard]] std::optional<T> sample(entity e) const {
+        return sample<T>(e, render_time_us());
+    }
+
+    // ---- callbacks (set before connect(); see "Three ways to run" for where they run) ------------
+
+    /// The server welcomed the client (the mirror was just cleared; own_net_entity() is known).
+    void on_connected(std::function<void()> callback);
+    /// A snapshot was applied (and acked).
+    void on_snapshot(std::function<void(const proto::applied_snapshot&)> callback);
+    /// The connection ended, with its reason.
+    void on_disconnected(std::function<void(const disconnect_info&)> callback);
+
+    /// The strand every handler of this client runs on.
+    [[nodiscard]] executor_type get_executor() const noexcept;
+    [[nodiscard]] const client_options& options() const noexcept;
+
+private:
+    class core;
+
+    std::unique_ptr<asio::io_context> own_io_;
+    std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work_;
+    std::shared_ptr<core> core_;
+    std::thread thread_;
+};
+
+} // namespace ecsnet::client

@@ -1,0 +1,61 @@
+#pragma once
+
+// What a client measures about its connection (client::stats() returns a copy).
+//
+// Rates are averages over a sliding window (client_options::rate_window, 2 s by default, or the time since
+// the connection opened when shorter). Counters are per connection: connect() resets them.
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+
+#include "ecsnet/proto/state.hpp"
+
+namespace ecsnet::client {
+
+struct client_stats {
+    /// Round-trip time of the last Ping answered, and its smoothed value (RFC 6298: 7/8 old + 1/8 new).
+    /// Zero until the first Pong. In threading::poll mode a Pong waits for the next poll(), so the
+    /// measure includes up to one frame of the game loop.
+    std::chrono::microseconds rtt{};
+    std::chrono::microseconds rtt_smoothed{};
+
+    /// Bytes per second over the window, as read from and written to the socket (frames and prefixes).
+    double bytes_in_per_second{};
+    double bytes_out_per_second{};
+    /// Snapshots applied per second over the window (the server's tick rate when all goes well).
+    double snapshots_per_second{};
+
+    std::uint64_t bytes_received{};
+    std::uint64_t bytes_sent{};
+    std::uint64_t snapshots_received{};
+    std::uint64_t snapshots_applied{};
+    /// Snapshots the mirror refused, whatever the reason (stale, unknown baseline, checksum, malformed).
+    std::uint64_t snapshots_refused{};
+    /// Of those, the ones whose rebuilt state did not match the server's checksum.
+    std::uint64_t checksum_mismatches{};
+    /// Of those, the ones built on a baseline the mirror does not keep.
+    std::uint64_t unknown_baselines{};
+    /// Full states applied (the first snapshot of a connection is one).
+    std::uint64_t full_states_received{};
+    /// threading::own_thread: snapshots dropped because poll() was not called for too long.
+    std::uint64_t snapshots_dropped{};
+    std::uint64_t inputs_sent{};
+    /// Inputs send_input() refused (not connected, payload too large, too many bytes unsent).
+    std::uint64_t inputs_refused{};
+    std::uint64_t pings_sent{};
+    std::uint64_t pongs_received{};
+
+    /// The newest applied tick, and the server time it describes: microseconds since the server's epoch,
+    /// and as a Unix time (ServerWelcome.server_epoch_unix_us + that).
+    std::optional<proto::tick_type> newest_tick;
+    std::int64_t newest_tick_server_time_us{};
+    std::uint64_t newest_tick_server_unix_us{};
+    /// When the client applied it, by its own wall clock (Unix microseconds). The update latency of that
+    /// tick is newest_tick_applied_unix_us - newest_tick_server_unix_us (clocks assumed synchronised).
+    std::uint64_t newest_tick_applied_unix_us{};
+    /// Estimated server clock minus the client's steady clock, microseconds (server_clock.hpp).
+    std::int64_t server_clock_offset_us{};
+};
+
+} // namespace ecsnet::client

@@ -1,0 +1,43 @@
+# `cmake --install` of the SDK: headers (ECS core, codec, generated .pb.h, client), the static libraries,
+# the .proto schemas, and a CMake package so that a game's CMakeLists.txt does
+#   find_package(ecsnet CONFIG REQUIRED)
+#   target_link_libraries(game PRIVATE ecsnet::client)
+# Installed under <prefix>/include, <prefix>/lib, <prefix>/lib/cmake/ecsnet, <prefix>/share/ecsnet/proto.
+include(CMakePackageConfigHelpers)
+
+set(ecsnet_package_dir ${CMAKE_INSTALL_LIBDIR}/cmake/ecsnet)
+
+# The generated protobuf headers are found under <prefix>/include once installed.
+target_include_directories(ecsnet_proto_messages INTERFACE $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
+set_target_properties(ecsnet_ecs PROPERTIES EXPORT_NAME ecs)
+set_target_properties(ecsnet_proto_messages PROPERTIES EXPORT_NAME proto_messages)
+set_target_properties(ecsnet_codec PROPERTIES EXPORT_NAME codec)
+# Linked privately by the static libraries, so named in their link interface (as LINK_ONLY: its warning
+# flags never reach a consumer's compilation).
+set_target_properties(ecsnet_warnings PROPERTIES EXPORT_NAME warnings)
+
+install(TARGETS ecsnet_ecs ecsnet_proto_messages ecsnet_codec ecsnet_client ecsnet_warnings
+    EXPORT ecsnetTargets
+    ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+    LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/ecs/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/proto/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/client-sdk/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(DIRECTORY ${PROJECT_BINARY_DIR}/proto/generated/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
+    FILES_MATCHING PATTERN "*.pb.h")
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/proto/ecsnet/ DESTINATION ${CMAKE_INSTALL_DATADIR}/ecsnet/proto/ecsnet
+    FILES_MATCHING PATTERN "*.proto")
+
+install(EXPORT ecsnetTargets NAMESPACE ecsnet:: DESTINATION ${ecsnet_package_dir})
+configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/ecsnetConfig.cmake.in
+    ${PROJECT_BINARY_DIR}/ecsnetConfig.cmake
+    INSTALL_DESTINATION ${ecsnet_package_dir})
+# 0.x: a minor version may break the API.
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/ecsnetConfigVersion.cmake
+    VERSION ${PROJECT_VERSION} COMPATIBILITY SameMinorVersion)
+install(FILES
+    ${PROJECT_BINARY_DIR}/ecsnetConfig.cmake
+    ${PROJECT_BINARY_DIR}/ecsnetConfigVersion.cmake
+    ${PROJECT_SOURCE_DIR}/cmake/FindAsio.cmake
+    DESTINATION ${ecsnet_package_dir})

@@ -1,0 +1,217 @@
+#pragma once
+
+// Bit-level writer and reader of the packed snapshot columns (docs/protocol.md, "Bit stream").
+//
+// Bit j of a stream is bit (j mod 8) of byte (j / 8): values are written least significant bit first.
+// Exp-Golomb codes of order k (eg_k) code a number n >= 0: with m = n + 2^k and z = bit_width(m) - 1 - k,
+// z zero bits, one 1 bit, then the z + k low bits of m. Small numbers take few bits (eg_0(0) is one bit),
+// large ones about twice their width.
+//
+// The reader never reads outside its input and never throws: reading past the end, or an exp-Golomb code
+// longer than 40 bits, sets a sticky failure flag and returns 0 from then on; callers check ok() at the
+// end of each section.
+
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ecsnet::proto {
+
+[[nodiscard]] constexpr std::uint64_t byteswap64(std::uint64_t v) noexcept {
+    v = ((v & 0x00FF00FF00FF00FFULL) << 8) | ((v >> 8) & 0x00FF00FF00FF00FFULL);
+    v = ((v & 0x0000FFFF0000FFFFULL) << 16) | ((v >> 16) & 0x0000FFFF0000FFFFULL);
+    return (v << 32) | (v >> 32);
+}
+
+#if defined(__GNUC__)
+#define ECSNET_PROTO_INLINE inline __attribute__((always_inline))
+#else
+#define ECSNET_PROTO_INLINE inline
+#endif
+
+class bit_writer {
+public:
+    void clear() noexcept {
+        words_.clear();
+        acc_ = 0;
+        fill_ = 0;
+    }
+
+    /// Appends the `bits` low bits of `value` (bits <= 64; the higher bits of value must be zero).
+    ECSNET_PROTO_INLINE void put(std::uint64_t value, unsigned bits) {
+        if (bits == 0) {
+            return;
+        }
+        acc_ |= value << fill_;
+        const unsigned total = fill_ + bits;
+        if (total >= 64) {
+            words_.push_back(acc_);
+            const unsigned carried = total - 64; // bits of value that did not fit
+            acc_ = carried == 0 ? 0 : value >> (bits - carried);
+            fill_ = carried;
+        } else {
+            fill_ = total;
+        }
+    }
+
+    ECSNET_PROTO_INLINE void put_bit(bool bit) { put(bit ? 1U : 0U, 1); }
+
+    /// Exp-Golomb code of order k (k <= 31) of n (n < 2^40).
+    ECSNET_PROTO_INLINE void put_eg(std::uint64_t n, unsigned k) {
+        const std::uint64_t m = n + (std::uint64_t{1} << k);
+        const auto width = static_cast<unsigned>(std::bit_width(m));
+        const unsigned zeros = width - 1 - k;
+        const unsigned low_bits = width - 1;
+        const std::uint64_t low = m & ((std::uint64_t{1} << low_bits) - 1);
+        if (2 * zeros + 1 + k <= 64) {
+            put(((low << 1) | 1U) << zeros, 2 * zeros + 1 + k);
+        } else {
+            put(0, zeros);
+            put(1, 1);
+            put(low, low_bits);
+        }
+    }
+
+    /// Bits written so far.
+    [[nodiscard]] std::size_t bit_size() const noexcept { return words_.size() * 64 + fill_; }
+
+    /// Appends the stream to `out`, padded with zero bits to a whole byte.
+    void append_to(std::string& out) const {
+        const auto at = out.size();
+        out.resize(at + (bit_size() + 7) / 8);
+        auto* dst = out.data() + at;
+        for (auto word : words_) {
+            if constexpr (std::endian::native == std::endian::big) {
+                word = byteswap64(word);
+            }
+            std::memcpy(dst, &word, 8);
+            dst += 8;
+        }
+        for (unsigned b = 0; b < fill_; b += 8) {
+            *dst++ = static_cast<char>(static_cast<std::uint8_t>(acc_ >> b));
+        }
+    }
+
+private:
+    std::vector<std::uint64_t> words_;
+    std::uint64_t acc_{};
+    unsigned fill_{};
+};
+
+class bit_reader {
+public:
+    /// Reads `bytes` (copied into an internal buffer padded for 8-byte loads).
+    explicit bit_reader(std::string_view bytes)
+        : buffer_(bytes.begin(), bytes.end())
+        , size_bits_{bytes.size() * 8} {
+        buffer_.resize(buffer_.size() + 8, 0);
+    }
+
+    [[nodiscard]] bool ok() const noexcept { return !failed_; }
+    [[nodiscard]] std::size_t position() const noexcept { return pos_; }
+    [[nodiscard]] std::size_t remaining() const noexcept { return failed_ ? 0 : size_bits_ - pos_; }
+    void fail() noexcept { failed_ = true; }
+
+    /// The next `bits` bits (bits <= 57).
+    std::uint64_t get(unsigned bits) noexcept {
+        if (bits == 0 || failed_) {
+            return 0;
+        }
+        if (bits > size_bits_ - pos_) {
+            failed_ = true;
+            return 0;
+        }
+        const std::uint64_t value = peek() & ((std::uint64_t{1} << bits) - 1);
+        pos_ += bits;
+        return value;
+    }
+
+    bool get_bit() noexcept { return get(1) != 0; }
+
+    /// An exp-Golomb code of order k (k <= 31); codes longer than 40 bits of payload are refused.
+    std::uint64_t get_eg(unsigned k) noexcept {
+        // Fast path, 64 bits or more left: one load; a code has at most 2 * 23 + k + 1 <= 78 bits, so
+        // check the length before moving.
+        if (size_bits_ - pos_ >= 64 && !failed_) {
+            const std::uint64_t window = peek();
+            if (window != 0) {
+                const auto zeros = static_cast<unsigned>(std::countr_zero(window));
+                const unsigned total = 2 * zeros + 1 + k;
+                if (total <= 57 && zeros + k <= 40) {
+                    pos_ += total;
+                    const std::uint64_t m = (window >> zeros) >> 1; // the bits after the marker
+                    const std::uint64_t low = m & ((std::uint64_t{1} << (zeros + k)) - 1);
+                    return ((std::uint64_t{1} << (zeros + k)) | low) - (std::uint64_t{1} << k);
+                }
+            }
+        }
+        return get_eg_slow(k);
+    }
+
+    std::uint64_t get_eg_slow(unsigned k) noexcept {
+        if (failed_ || pos_ >= size_bits_) {
+            failed_ = true;
+            return 0;
+        }
+        const std::uint64_t window = peek();
+        if (window == 0) {
+            failed_ = true;
+            return 0;
+        }
+        const auto zeros = static_cast<unsigned>(std::countr_zero(window));
+        if (zeros + k > 40 || zeros + 1 > size_bits_ - pos_) {
+            failed_ = true;
+            return 0;
+        }
+        pos_ += zeros + 1;
+        const std::uint64_t low = get(zeros + k);
+        if (failed_) {
+            return 0;
+        }
+        return ((std::uint64_t{1} << (zeros + k)) | low) - (std::uint64_t{1} << k);
+    }
+
+    /// True when what is left is padding: fewer than 8 bits, all zero.
+    [[nodiscard]] bool at_padded_end() const noexcept {
+        if (failed_) {
+            return false;
+        }
+        const auto left = size_bits_ - pos_;
+        return left < 8 && (left == 0 || (peek() & ((std::uint64_t{1} << left) - 1)) == 0);
+    }
+
+private:
+    // 57 or more valid bits starting at pos_ (pos_ <= size_bits_, so the load stays in the padding).
+    [[nodiscard]] std::uint64_t peek() const noexcept {
+        std::uint64_t word;
+        std::memcpy(&word, buffer_.data() + (pos_ >> 3), 8);
+        if constexpr (std::endian::native == std::endian::big) {
+            word = byteswap64(word);
+        }
+        return word >> (pos_ & 7U);
+    }
+
+    std::vector<std::uint8_t> buffer_;
+    std::size_t size_bits_;
+    std::size_t pos_{};
+    bool failed_{false};
+};
+
+/// Zigzag map of a signed number to an unsigned one: 0, -1, 1, -2, 2... -> 0, 1, 2, 3, 4...
+[[nodiscard]] constexpr std::uint64_t zigzag(std::int64_t v) noexcept {
+    return (static_cast<std::uint64_t>(v) << 1) ^ static_cast<std::uint64_t>(v >> 63);
+}
+[[nodiscard]] constexpr std::int64_t unzigzag(std::uint64_t u) noexcept {
+    return static_cast<std::int64_t>(u >> 1) ^ -static_cast<std::int64_t>(u & 1U);
+}
+/// A `bits`-wide two's complement value, sign-extended.
+[[nodiscard]] constexpr std::int64_t sign_extend(std::uint32_t v, unsigned bits) noexcept {
+    const unsigned shift = 64U - bits;
+    return static_cast<std::int64_t>(static_cast<std::uint64_t>(v) << shift) >> shift;
+}
+
+} // namespace ecsnet::proto

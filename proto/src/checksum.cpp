@@ -1,0 +1,89 @@
+#include "ecsnet/proto/checksum.hpp"
+
+namespace ecsnet::proto {
+
+checksum_weights::checksum_weights(const schema_layout& layout)
+    : entity{checksum_constant(1)}
+    , generation{checksum_constant(2)} {
+    components.resize(layout.size());
+    for (std::size_t c = 0; c < layout.size(); ++c) {
+        const std::uint64_t base = 256 * (c + 1);
+        components[c].presence = checksum_constant(base);
+        for (std::size_t f = 0; f < layout[c].fields.size(); ++f) {
+            components[c].fields.push_back(checksum_constant(base + f + 1));
+        }
+    }
+}
+
+namespace {
+
+template<typename T>
+void add_field(std::uint64_t* sums, const T* values, std::size_t n, std::uint64_t weight) {
+    for (std::size_t i = 0; i < n; ++i) {
+        sums[i] += static_cast<std::uint64_t>(values[i]) * weight;
+    }
+}
+
+} // namespace
+
+std::uint64_t state_checksum(const checksum_weights& weights, const replicated_state& state,
+                             const std::vector<std::uint32_t>& generations) {
+    std::vector<std::uint32_t> ids;
+    std::vector<std::uint64_t> sums;
+    std::uint64_t total = 0;
+    ids = state.flat(ids);
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+        const std::uint64_t g = i < generations.size() ? generations[i] : 0;
+        total += entity_weight(ids[i]) * (weights.entity + g * weights.generation);
+    }
+    for (std::size_t c = 0; c < state.components.size(); ++c) {
+        const auto& component = state.components[c];
+        flatten(state.ids(c), ids);
+        sums.assign(ids.size(), weights.components[c].presence);
+        for (std::size_t f = 0; f < component.fields.size(); ++f) {
+            component.fields[f].visit([&](const auto& values) {
+                add_field(sums.data(), values.data(), ids.size(), weights.components[c].fields[f]);
+            });
+        }
+        for (std::size_t i = 0; i < ids.size(); ++i) {
+            total += entity_weight(ids[i]) * sums[i];
+        }
+    }
+    return total;
+}
+
+std::uint64_t state_checksum(const checksum_weights& weights, const replicated_state& state) {
+    return state_checksum(weights, state, state.generations);
+}
+
+std::uint16_t crc16(const std::uint8_t* data, std::size_t size) noexcept {
+    std::uint16_t crc = 0xFFFF;
+    for (std::size_t i = 0; i < size; ++i) {
+        crc ^= static_cast<std::uint16_t>(data[i] << 8);
+        for (int bit = 0; bit < 8; ++bit) {
+            crc = (crc & 0x8000U) != 0 ? static_cast<std::uint16_t>((crc << 1) ^ 0x1021U)
+                                       : static_cast<std::uint16_t>(crc << 1);
+        }
+    }
+    return crc;
+}
+
+std::uint16_t header_check(const snapshot_header& header) noexcept {
+    std::uint8_t bytes[4 + 1 + 4 + 4 + 8 + 4 + 8];
+    std::size_t at = 0;
+    const auto put = [&](std::uint64_t v, int size) {
+        for (int b = 0; b < size; ++b) {
+            bytes[at++] = static_cast<std::uint8_t>(v >> (8 * b));
+        }
+    };
+    put(header.tick, 4);
+    put((header.full_state ? 1U : 0U) | (header.has_checksum ? 2U : 0U), 1);
+    put(header.baseline_gap, 4);
+    put(header.extrapolation_gap, 4);
+    put(static_cast<std::uint64_t>(header.time_offset_us), 8);
+    put(header.columns_size, 4);
+    put(header.checksum, 8);
+    return crc16(bytes, at);
+}
+
+} // namespace ecsnet::proto

@@ -1,0 +1,88 @@
+#include "ecsnet/proto/envelope.hpp"
+
+#include <limits>
+
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+
+#include "ecsnet/proto/framing.hpp"
+
+namespace ecsnet::proto {
+
+std::string_view to_string(errc code) noexcept {
+    switch (code) {
+    case errc::frame_too_large: return "frame_too_large";
+    case errc::bad_length_prefix: return "bad_length_prefix";
+    case errc::malformed_message: return "malformed_message";
+    case errc::empty_envelope: return "empty_envelope";
+    case errc::unexpected_message: return "unexpected_message";
+    case errc::version_mismatch: return "version_mismatch";
+    case errc::schema_mismatch: return "schema_mismatch";
+    case errc::stale_snapshot: return "stale_snapshot";
+    case errc::unknown_baseline: return "unknown_baseline";
+    case errc::bad_header: return "bad_header";
+    case errc::header_check_failed: return "header_check_failed";
+    case errc::malformed_columns: return "malformed_columns";
+    case errc::inconsistent_delta: return "inconsistent_delta";
+    case errc::checksum_mismatch: return "checksum_mismatch";
+    case errc::limit_exceeded: return "limit_exceeded";
+    }
+    return "unknown";
+}
+
+result<void> decode_envelope(std::string_view bytes, v1::Envelope& out) {
+    out.Clear();
+    if (bytes.size() > static_cast<std::size_t>(std::numeric_limits<int>::max())) {
+        return make_error(errc::frame_too_large, "envelope of " + std::to_string(bytes.size()) + " bytes");
+    }
+    if (!out.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+        out.Clear();
+        return make_error(errc::malformed_message,
+                          "malformed envelope (" + std::to_string(bytes.size()) + " bytes)");
+    }
+    if (out.message_case() == v1::Envelope::MESSAGE_NOT_SET) {
+        out.Clear();
+        return make_error(errc::empty_envelope, "envelope without a message");
+    }
+    return {};
+}
+
+result<v1::Envelope> decode_envelope(std::string_view bytes) {
+    v1::Envelope envelope;
+    if (auto status = decode_envelope(bytes, envelope); !status) {
+        return status.error_value();
+    }
+    return envelope;
+}
+
+std::string encode_envelope(const v1::Envelope& envelope) {
+    std::string out;
+    {
+        google::protobuf::io::StringOutputStream stream{&out};
+        google::protobuf::io::CodedOutputStream coded{&stream};
+        coded.SetSerializationDeterministic(true);
+        envelope.SerializeToCodedStream(&coded);
+    }
+    return out;
+}
+
+result<void> append_envelope_frame(std::string& out, const v1::Envelope& envelope) {
+    return append_frame(out, encode_envelope(envelope));
+}
+
+std::string_view message_name(const v1::Envelope& envelope) noexcept {
+    switch (envelope.message_case()) {
+    case v1::Envelope::kSnapshot: return "snapshot";
+    case v1::Envelope::kAck: return "ack";
+    case v1::Envelope::kInput: return "input";
+    case v1::Envelope::kClientHello: return "client_hello";
+    case v1::Envelope::kServerWelcome: return "server_welcome";
+    case v1::Envelope::kDisconnect: return "disconnect";
+    case v1::Envelope::kPing: return "ping";
+    case v1::Envelope::kPong: return "pong";
+    case v1::Envelope::MESSAGE_NOT_SET: break;
+    }
+    return "none";
+}
+
+} // namespace ecsnet::proto

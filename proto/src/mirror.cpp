@@ -1,0 +1,475 @@
+#include "ecsnet/proto/mirror.hpp"
+
+#include <stdexcept>
+
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+
+#include "ecsnet/proto/envelope.hpp"
+
+namespace ecsnet::proto {
+
+mirror::mirror(const schema& schema, mirror_options options)
+    : schema_{&schema}
+    , options_{options}
+    , weights_{schema.layout()} {
+    if (options_.depth < 2) {
+        throw std::invalid_argument("a mirror keeps at least 2 ticks");
+    }
+    if (options_.tick_rate == 0) {
+        throw std::invalid_argument("tick rate must be positive");
+    }
+    scratch_ = std::make_unique<replicated_state>(schema.layout());
+    registry_.prepare<net_id>();
+}
+
+mirror::~mirror() = default;
+
+void mirror::welcome(const v1::ServerWelcome& welcome) {
+    if (welcome.tick_rate() != 0) {
+        options_.tick_rate = welcome.tick_rate();
+    }
+}
+
+std::optional<tick_type> mirror::newest_tick() const noexcept {
+    if (states_.empty()) {
+        return std::nullopt;
+    }
+    return states_.back()->tick;
+}
+
+const replicated_state* mirror::newest_state() const noexcept {
+    return states_.empty() ? nullptr : states_.back().get();
+}
+
+const replicated_state* mirror::state(tick_type tick) const noexcept {
+    for (auto it = states_.rbegin(); it != states_.rend(); ++it) {
+        if ((*it)->tick == tick) {
+            return it->get();
+        }
+        if ((*it)->tick < tick) {
+            break;
+        }
+    }
+    return nullptr;
+}
+
+v1::Ack mirror::make_ack() const {
+    v1::Ack ack;
+    if (!states_.empty()) {
+        ack.set_tick(states_.back()->tick);
+    }
+    ack.set_full_state_requested(full_state_needed_ || states_.empty());
+    return ack;
+}
+
+entity mirror::find(net_entity id) const noexcept {
+    if (id.index >= locals_.size()) {
+        return null_entity;
+    }
+    const auto& record = locals_[id.index];
+    return record.local != null_entity && record.generation == id.generation ? record.local : null_entity;
+}
+
+entity mirror::find_index(std::uint32_t index) const noexcept {
+    return index < locals_.size() ? locals_[index].local : null_entity;
+}
+
+std::optional<net_entity> mirror::net_of(entity local) const noexcept {
+    if (!registry_.valid(local)) {
+        return std::nullopt;
+    }
+    const auto* id = registry_.try_get<net_id>(local);
+    if (id == nullptr) {
+        return std::nullopt;
+    }
+    return id->id;
+}
+
+void mirror::clear() {
+    for (auto& record : locals_) {
+        if (record.local != null_entity && registry_.valid(record.local)) {
+            registry_.destroy(record.local);
+        }
+        record = {};
+    }
+    for (auto& state : states_) {
+        spare_.push_back(std::move(state));
+    }
+    states_.clear();
+    keep_from_ = 0;
+    full_state_needed_ = false;
+}
+
+std::size_t mirror::memory_bytes() const noexcept {
+    std::size_t bytes = scratch_->memory_bytes() + locals_.capacity() * sizeof(local_record);
+    for (const auto& state : states_) {
+        bytes += state->memory_bytes();
+    }
+    for (const auto& state : spare_) {
+        bytes += state->memory_bytes();
+    }
+    return bytes;
+}
+
+result<applied_snapshot> mirror::refuse(errc code, std::string message, bool need_full) {
+    if (need_full) {
+        full_state_needed_ = true;
+    }
+    return make_error(code, std::move(message));
+}
+
+result<applied_snapshot> mirror::apply_envelope(std::string_view envelope_bytes) {
+    auto& envelope = envelope_;
+    if (auto decoded = decode_envelope(envelope_bytes, envelope); !decoded) {
+        return decoded.error_value();
+    }
+    if (envelope.message_case() != v1::Envelope::kSnapshot) {
+        return make_error(errc::unexpected_message,
+                          "expected a snapshot, got " + std::string{message_name(envelope)});
+    }
+    // Snapshots come from this codec's deterministic serializer: bytes that parse but are not that exact
+    // encoding (a flipped bit in a bool, an unknown field, a longer varint) are corrupt, even if they happen
+    // to parse to the same message.
+    if (envelope.ByteSizeLong() != envelope_bytes.size()) {
+        return make_error(errc::malformed_message, "snapshot envelope not in canonical form");
+    }
+    canonical_.clear();
+    {
+        google::protobuf::io::StringOutputStream stream{&canonical_};
+        google::protobuf::io::CodedOutputStream coded{&stream};
+        coded.SetSerializationDeterministic(true);
+        envelope.SerializeToCodedStream(&coded);
+    }
+    if (canonical_ != envelope_bytes) {
+        return make_error(errc::malformed_message, "snapshot envelope not in canonical form");
+    }
+    return apply(envelope.snapshot());
+}
+
+result<applied_snapshot> mirror::apply(const v1::Snapshot& s) {
+    applied_snapshot report;
+    const tick_type tick = s.tick();
+    if (!states_.empty() && tick <= states_.back()->tick) {
+        return refuse(errc::stale_snapshot,
+                      "snapshot of tick " + std::to_string(tick) + " is not newer than " +
+                          std::to_string(states_.back()->tick), false);
+    }
+    const bool full = s.full_state();
+    const bool has_checksum = s.has_checksum();
+    const std::string& columns = s.columns();
+    if (!s.has_check() || s.check() > 0xFFFFU) {
+        return refuse(errc::bad_header, "snapshot without a valid header check", false);
+    }
+    if (full ? (s.baseline_gap() != 0 || s.extrapolation_gap() != 0 || !has_checksum)
+             : (columns.empty() ? (has_checksum || s.extrapolation_gap() != 0) : !has_checksum)) {
+        return refuse(errc::bad_header, "inconsistent snapshot header (full state, gaps, checksum, columns)", false);
+    }
+    const replicated_state* baseline = nullptr;
+    const replicated_state* second = nullptr;
+    extrapolation x;
+    if (!full) {
+        const std::uint64_t gap = s.baseline_gap();
+        if (gap + 1 > tick) {
+            return refuse(errc::bad_header, "baseline before tick 0", false);
+        }
+        const auto baseline_tick = static_cast<tick_type>(tick - 1 - gap);
+        baseline = state(baseline_tick);
+        if (baseline == nullptr) {
+            return refuse(errc::unknown_baseline, "baseline tick " + std::to_string(baseline_tick) + " is not kept",
+                          true);
+        }
+        report.baseline = baseline_tick;
+        x.ahead = tick - baseline_tick;
+        if (s.extrapolation_gap() != 0) {
+            if (s.extrapolation_gap() > baseline_tick) {
+                return refuse(errc::bad_header, "second baseline before tick 0", false);
+            }
+            const auto second_tick = baseline_tick - s.extrapolation_gap();
+            second = state(second_tick);
+            if (second == nullptr) {
+                return refuse(errc::unknown_baseline,
+                              "second baseline tick " + std::to_string(second_tick) + " is not kept", true);
+            }
+            report.second = second_tick;
+            x.span = s.extrapolation_gap();
+        }
+    }
+    snapshot_header header;
+    header.tick = tick;
+    header.full_state = full;
+    header.has_checksum = has_checksum;
+    header.baseline_gap = s.baseline_gap();
+    header.extrapolation_gap = s.extrapolation_gap();
+    header.time_offset_us = s.time_offset_us();
+    header.columns_size = static_cast<std::uint32_t>(columns.size());
+    header.checksum = has_checksum ? s.checksum() : baseline->checksum;
+    if (header_check(header) != s.check()) {
+        return refuse(errc::header_check_failed, "snapshot header check failed", false);
+    }
+
+    // Everything below works on scratch memory: the mirror is untouched until the commit.
+    if (auto read = read_delta(schema_->layout(), columns, full, delta_, options_.limits); !read) {
+        return refuse(read.code(), std::string{read.message()}, false);
+    }
+    if (!full && !columns.empty() && delta_.empty() && second == nullptr) {
+        return refuse(errc::malformed_columns, "columns describing no change", false);
+    }
+    const bool idle = !full && columns.empty();
+    auto& next = *scratch_;
+    if (idle) {
+        next = *baseline;
+        next.written_since = baseline->tick; // nothing differs from it
+        for (auto& list : next.written) {
+            list.clear();
+        }
+    } else if (auto built = apply_delta(schema_->layout(), baseline, second, x, delta_, next, work_, weights_,
+                                        options_.limits);
+               !built) {
+        return refuse(built.code(), std::string{built.message()}, false);
+    }
+    next.tick = tick;
+    next.server_time_us = std::uint64_t{tick} * 1000000U / options_.tick_rate +
+                          static_cast<std::uint64_t>(s.time_offset_us());
+    // apply_delta summed the baseline's checksum and the contribution of every change; now and then (and
+    // for every full state, where that sum is already complete) the whole state is summed again.
+    if (has_checksum) {
+        if (next.checksum != s.checksum()) {
+            return refuse(errc::checksum_mismatch, "state checksum mismatch at tick " + std::to_string(tick), true);
+        }
+        if (!full && options_.full_check_interval != 0 && since_full_check_ + 1 >= options_.full_check_interval) {
+            if (state_checksum(weights_, next) != s.checksum()) {
+                return refuse(errc::checksum_mismatch,
+                              "state checksum mismatch at tick " + std::to_string(tick) + " (full check)", true);
+            }
+            since_full_check_ = 0;
+        } else {
+            ++since_full_check_;
+        }
+    }
+
+    // Commit.
+    report.tick = tick;
+    report.server_time_us = next.server_time_us;
+    report.full_state = full;
+    const auto* from = newest_state();
+    if (idle && from == baseline) {
+        // Nothing changed.
+    } else if (!idle && from != nullptr && from == baseline) {
+        update_registry_from_effects(*from, next, report);
+    } else {
+        update_registry(from, next, report);
+    }
+    states_.push_back(std::move(scratch_));
+    // Keep what the server may still use: a delta's baselines bound the server's future ones from below
+    // (they only move forward); a full state tells nothing. At most `depth` states. The warmest released
+    // buffer becomes the next scratch.
+    if (report.baseline) {
+        keep_from_ = std::max(keep_from_, report.second ? *report.second : *report.baseline);
+    }
+    std::size_t drop = 0;
+    while (drop + 1 < states_.size() &&
+           (states_[drop]->tick < keep_from_ || states_.size() - drop > options_.depth)) {
+        ++drop;
+    }
+    for (std::size_t n = 0; n < drop; ++n) {
+        spare_.push_back(std::move(states_[n]));
+    }
+    states_.erase(states_.begin(), states_.begin() + static_cast<std::ptrdiff_t>(drop));
+    if (spare_.empty()) {
+        scratch_ = std::make_unique<replicated_state>(schema_->layout());
+    } else {
+        scratch_ = std::move(spare_.back());
+        spare_.pop_back();
+    }
+    while (spare_.size() > 2) { // beyond a couple, released buffers are cold anyway: free them
+        spare_.erase(spare_.begin());
+    }
+    full_state_needed_ = false;
+    return report;
+}
+
+void mirror::destroy_local(std::uint32_t index, applied_snapshot& report) {
+    auto& record = locals_[index];
+    if (record.local != null_entity && registry_.valid(record.local)) {
+        registry_.destroy(record.local);
+        ++report.entities_destroyed;
+    }
+    record = {};
+}
+
+void mirror::create_local(std::uint32_t index, std::uint32_t generation, applied_snapshot& report) {
+    const auto e = registry_.create();
+    locals_[index] = {e, generation};
+    touched_[index] = 1;
+    created_.push_back(e);
+    created_ids_.push_back({index, generation});
+    ++report.entities_created;
+}
+
+// Arrivals are announced once their components are in place.
+void mirror::announce_created() {
+    for (std::size_t n = 0; n < created_.size(); ++n) {
+        registry_.emplace<net_id>(created_[n], net_id{created_ids_[n]});
+    }
+    for (const auto id : created_ids_) {
+        touched_[id.index] = 0;
+    }
+    created_.clear();
+    created_ids_.clear();
+}
+
+bool mirror::verify() const {
+    const auto* newest = newest_state();
+    return newest == nullptr || state_checksum(weights_, *newest) == newest->checksum;
+}
+
+void mirror::update_registry_from_effects(const replicated_state& from, const replicated_state& to,
+                                          applied_snapshot& report) {
+    const auto& effects = work_.effects;
+    const auto& et = to.flat(to_ids_);       // apply_delta left the new state's entities flattened
+    const auto& eb = from.flat(work_.base_entities);
+    if (!et.empty() && et.back() >= locals_.size()) {
+        locals_.resize(std::size_t{et.back()} + 1);
+    }
+    if (touched_.size() < locals_.size()) {
+        touched_.resize(locals_.size(), 0);
+    }
+    for (const auto pos : effects.destroyed) {
+        destroy_local(eb[pos], report);
+    }
+    for (const auto pos : effects.created) {
+        create_local(et[pos], to.generations[pos], report);
+    }
+    const auto& layout = schema_->layout();
+    for (std::size_t c = 0; c < layout.size(); ++c) {
+        const auto& eff = effects.components[c];
+        const auto& codec = schema_->codec(c);
+        if (!eff.removed.empty()) {
+            const auto* base_ids = &eb;
+            if (!from.components[c].ids_are_entities) {
+                flatten(from.ids(c), from_ids_);
+                base_ids = &from_ids_;
+            }
+            for (const auto pos : eff.removed) {
+                const auto local = locals_[(*base_ids)[pos]].local;
+                if (registry_.valid(local)) {
+                    codec.remove(registry_, local);
+                    ++report.components_written;
+                }
+            }
+        }
+        if (eff.written.empty() && eff.added.empty()) {
+            continue;
+        }
+        const std::vector<std::uint32_t>* ids = &et;
+        if (!to.components[c].ids_are_entities) {
+            flatten(to.ids(c), values_);
+            ids = &values_;
+        }
+        row_columns_.clear();
+        for (const auto& column : to.components[c].fields) {
+            row_columns_.push_back(column.raw());
+        }
+        for (const auto* positions : {&eff.added, &eff.written}) {
+            row_locals_.resize(positions->size());
+            for (std::size_t k = 0; k < positions->size(); ++k) {
+                row_locals_[k] = locals_[(*ids)[(*positions)[k]]].local;
+            }
+            // Written entries are survivors: they have the component (a game that removed it on a mirrored
+            // entity only loses the update).
+            codec.write_rows(registry_, row_locals_.data(), positions->data(), positions->size(), row_columns_.data(),
+                             positions == &eff.written);
+            report.components_written += positions->size();
+        }
+    }
+    announce_created();
+}
+
+void mirror::update_registry(const replicated_state* from, const replicated_state& to, applied_snapshot& report) {
+    // Entities: destroy those gone or replaced, create those new or replacing.
+    if (from != nullptr) {
+        from_ids_ = from->flat(from_ids_);
+    } else {
+        from_ids_.clear();
+    }
+    to_ids_ = to.flat(to_ids_);
+    if (!to_ids_.empty() && to_ids_.back() >= locals_.size()) {
+        locals_.resize(std::size_t{to_ids_.back()} + 1);
+    }
+    if (touched_.size() < locals_.size()) {
+        touched_.resize(locals_.size(), 0);
+    }
+    std::size_t i = 0;
+    std::size_t j = 0;
+    while (i < from_ids_.size() || j < to_ids_.size()) {
+        if (j == to_ids_.size() || (i < from_ids_.size() && from_ids_[i] < to_ids_[j])) {
+            destroy_local(from_ids_[i++], report);
+        } else if (i == from_ids_.size() || to_ids_[j] < from_ids_[i]) {
+            create_local(to_ids_[j], to.generations[j], report);
+            ++j;
+        } else {
+            const auto index = to_ids_[j];
+            if (from->generations[i] != to.generations[j] || locals_[index].local == null_entity) {
+                destroy_local(index, report);
+                create_local(index, to.generations[j], report);
+            }
+            ++i;
+            ++j;
+        }
+    }
+
+    // Components: compare the two states column by column.
+    const auto& layout = schema_->layout();
+    for (std::size_t c = 0; c < layout.size(); ++c) {
+        const auto& codec = schema_->codec(c);
+        const auto nfields = layout[c].fields.size();
+        const auto& to_fields = to.components[c].fields;
+        if (from != nullptr) {
+            flatten(from->ids(c), from_ids_);
+        } else {
+            from_ids_.clear();
+        }
+        flatten(to.ids(c), to_ids_);
+        row_positions_.clear();
+        i = 0;
+        j = 0;
+        while (i < from_ids_.size() || j < to_ids_.size()) {
+            if (j == to_ids_.size() || (i < from_ids_.size() && from_ids_[i] < to_ids_[j])) {
+                const auto index = from_ids_[i++];
+                // Gone from this component: removed, unless the entity itself went (or was replaced).
+                if (index < locals_.size() && touched_[index] == 0 && locals_[index].local != null_entity &&
+                    registry_.valid(locals_[index].local)) {
+                    codec.remove(registry_, locals_[index].local);
+                    ++report.components_written;
+                }
+            } else if (i == from_ids_.size() || to_ids_[j] < from_ids_[i]) {
+                row_positions_.push_back(static_cast<std::uint32_t>(j++));
+            } else {
+                bool differs = touched_[to_ids_[j]] != 0;
+                for (std::size_t f = 0; f < nfields && !differs; ++f) {
+                    differs = from->components[c].fields[f].get(i) != to_fields[f].get(j);
+                }
+                if (differs) {
+                    row_positions_.push_back(static_cast<std::uint32_t>(j));
+                }
+                ++i;
+                ++j;
+            }
+        }
+        row_locals_.resize(row_positions_.size());
+        for (std::size_t k = 0; k < row_positions_.size(); ++k) {
+            row_locals_[k] = locals_[to_ids_[row_positions_[k]]].local;
+        }
+        row_columns_.clear();
+        for (const auto& column : to_fields) {
+            row_columns_.push_back(column.raw());
+        }
+        codec.write_rows(registry_, row_locals_.data(), row_positions_.data(), row_positions_.size(),
+                         row_columns_.data());
+        report.components_written += row_positions_.size();
+    }
+    announce_created();
+}
+
+} // namespace ecsnet::proto

@@ -1,0 +1,75 @@
+#pragma once
+
+// The demo world, "arena": the standard scene of the replication benchmark (NPCs wandering a 2 km x 2 km
+// arena: Transform, Health, Kind; ~20% moving, 1% health changes, 0.1% spawns and despawns per tick) plus
+// one avatar per connected client, steered by that client's input (arena/input.hpp).
+//
+// It is written with ecsnet's public API only, the way a studio writes its own game:
+// - components: the replicated ones of arena/components.hpp, and server-only Mover (velocity) and Avatar;
+// - systems on the scheduler, each declaring what it reads and writes:
+//     steer      writes Mover                 NPC movers turn now and then (parallel, per entity)
+//     move       writes Transform, Mover      every mover moves and bounces off the edges: the hot system,
+//                                             over the full-owning group<Transform, Mover>
+//     health     writes Health                1% of the entities gain or lose health (parallel)
+//     lifecycle  reads Transform, Mover...    movers stop and others start, NPCs spawn and despawn:
+//     structural
+//                                             changes, through the command buffer
+// - per-entity randomness is a hash of (seed, tick, entity), so the world evolves the same whatever the
+//   number of worker threads.
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <ecsnet/arena/components.hpp>
+#include <ecsnet/arena/scene.hpp>
+#include <ecsnet/ecs/registry.hpp>
+#include <ecsnet/ecs/scheduler.hpp>
+
+#include "game_world.hpp"
+
+namespace ecsnet::server {
+
+struct arena_options {
+    std::size_t npcs{10'000};
+    std::uint64_t seed{42};
+    std::uint32_t tick_rate{30};
+    std::size_t workers{2};
+};
+
+/// Marks a client's avatar.
+struct Avatar {
+    client_id client{};
+};
+
+class arena_world final : public game_world {
+public:
+    explicit arena_world(arena_options options = {});
+    ~arena_world() override;
+
+    [[nodiscard]] const proto::schema& replicated_schema() const override;
+    [[nodiscard]] ecsnet::registry& registry() override { return registry_; }
+
+    entity client_joined(client_id client, std::string_view name) override;
+    void client_left(client_id client, entity avatar) override;
+    std::optional<std::string> apply_input(client_id client, entity avatar,
+                                           const client_input& input) override;
+    void update(double dt) override;
+
+    [[nodiscard]] std::uint64_t ticks() const noexcept { return ticks_; }
+    [[nodiscard]] std::size_t npcs() const noexcept;
+
+private:
+    entity spawn_npc();
+    void build_systems();
+
+    arena_options options_;
+    ecsnet::registry registry_;
+    arena::scene_random random_;
+    std::unique_ptr<ecsnet::scheduler> scheduler_;
+    std::uint64_t ticks_{};
+};
+
+} // namespace ecsnet::server

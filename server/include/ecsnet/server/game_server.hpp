@@ -1,0 +1,149 @@
+#pragma once
+
+// ecsnet-server's core: accepts clients, runs their sessions (handshake, acks, inputs, pings, timeouts),
+// ticks the world at a fixed rate, captures the replicated state into the snapshot history, and hands each
+// client its snapshot when its socket can take it.
+//
+// Threads: one io_context thread runs the network and the tick (a timer): no locks between them, and a
+// socket never blocks a tick because every socket operation is asynchronous. The world's systems may run
+// on the scheduler's workers inside the tick. The admin endpoint has its own thread and reads atomics.
+//
+// Tick: apply the inputs received since the last tick (each client's, to its own avatar only), update the
+// world, capture tick N into the history, then mark every playing client as wanting a snapshot (sent at
+// once if its socket is idle, else when the current write completes, encoded against its newest ack).
+// Ticks run on a fixed grid (tick_pacer): an overrun is counted and logged, never caught up in a burst.
+//
+// Shutdown: stop() or SIGINT/SIGTERM stops accepting and ticking, sends every client Disconnect(SHUTDOWN),
+// and returns from run() once they are all closed, or after `shutdown_grace` at the latest.
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <future>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include <asio.hpp>
+
+#include <ecsnet/proto/encoder.hpp>
+#include <ecsnet/proto/history.hpp>
+
+#include "admin_server.hpp"
+#include "connection.hpp"
+#include "connection_manager.hpp"
+#include "game_world.hpp"
+#include "options.hpp"
+#include "server_metrics.hpp"
+#include "tick_pacer.hpp"
+
+namespace ecsnet::server {
+
+/// What the server knows of one connection (a copy, for diagnostics and tests).
+struct client_info {
+    client_id id{};
+    std::string name;
+    std::string remote;
+    bool playing{};
+    entity avatar{null_entity};
+    std::optional<proto::tick_type> acked;
+    std::optional<proto::tick_type> sent;
+    std::size_t unsent_bytes{};
+    std::uint64_t bytes_sent{};
+    std::uint64_t bytes_received{};
+};
+
+class game_server final : private connection_handler {
+public:
+    using tick_observer = std::function<void(proto::tick_type, const proto::snapshot_history&)>;
+
+    game_server(server_options options, std::unique_ptr<game_world> world);
+    game_server(const game_server&) = delete;
+    game_server& operator=(const game_server&) = delete;
+    ~game_server() override;
+
+    /// Binds the game port and the admin port. Throws std::system_error (or std::runtime_error for the
+    /// admin port) if either cannot be bound.
+    void open();
+    /// Ticks and serves on the calling thread until stop() or, if `handle_signals`, SIGINT/SIGTERM; returns
+    /// after the graceful shutdown.
+    void run(bool handle_signals = true);
+    /// Starts the graceful shutdown; callable from any thread.
+    void stop();
+
+    [[nodiscard]] std::uint16_t port() const noexcept { return port_; }
+    [[nodiscard]] std::uint16_t admin_port() const noexcept { return admin_port_; }
+    [[nodiscard]] server_metrics& metrics() noexcept { return metrics_; }
+    /// True while the tick loop runs and ticked recently (what /healthz reports).
+    [[nodiscard]] bool healthy() const noexcept;
+
+    /// The open connections. Call on the server thread (e.g. through call()).
+    [[nodiscard]] std::vector<client_info> clients();
+    /// The world. Use it on the server thread only (e.g. through call()).
+    [[nodiscard]] game_world& world() noexcept { return *world_; }
+    [[nodiscard]] const proto::snapshot_history& history() const noexcept { return history_; }
+
+    /// Called on the server thread after each capture. Set before run().
+    void on_tick(tick_observer observer) { tick_observer_ = std::move(observer); }
+
+    /// Runs fn on the server thread and returns its result (for tests and tools; run() must be running).
+    template<typename Fn>
+    auto call(Fn fn) -> std::invoke_result_t<Fn&> {
+        using result_type = std::invoke_result_t<Fn&>;
+        std::packaged_task<result_type()> task{std::move(fn)};
+        auto future = task.get_future();
+        asio::post(io_, [&task] { task(); });
+        return future.get();
+    }
+
+private:
+    void accept();
+    void schedule_tick(std::chrono::steady_clock::time_point at);
+    void tick();
+    void begin_shutdown();
+    [[nodiscard]] std::uint64_t server_time_us(std::chrono::steady_clock::time_point at) const noexcept;
+
+    // connection_handler
+    void on_message(connection& from, v1::Envelope& message) override;
+    std::shared_ptr<const std::string> next_snapshot(connection& to) override;
+    void on_left(connection& left) override;
+    void on_closed(connection& closed) override;
+
+    void handle_hello(connection& from, const v1::ClientHello& hello);
+    void handle_ack(connection& from, const v1::Ack& ack);
+    void handle_input(connection& from, v1::Input& input);
+
+    server_options options_;
+    connection_limits limits_;
+    std::unique_ptr<game_world> world_;
+    server_metrics metrics_;
+
+    asio::io_context io_;
+    asio::ip::tcp::acceptor acceptor_;
+    asio::steady_timer tick_timer_;
+    asio::steady_timer shutdown_timer_;
+    asio::signal_set signals_;
+    connection_manager connections_;
+    std::size_t admitted_{};
+    client_id next_client_id_{1};
+
+    proto::snapshot_history history_;
+    proto::snapshot_encoder encoder_;
+    tick_pacer pacer_;
+    proto::tick_type tick_{0};
+    tick_observer tick_observer_;
+
+    std::chrono::steady_clock::time_point epoch_;
+    std::uint64_t epoch_unix_us_{};
+    std::atomic<bool> ticking_{false};
+    std::atomic<std::int64_t> last_tick_end_ns_{0};
+    bool shutting_down_{false};
+
+    admin_server admin_;
+    std::uint16_t port_{};
+    std::uint16_t admin_port_{};
+};
+
+} // namespace ecsnet::server

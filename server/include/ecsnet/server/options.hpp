@@ -1,0 +1,46 @@
+#pragma once
+
+// The server's settings: command-line flags (CLI11) and an optional --config FILE holding the same keys
+// (TOML/INI "key = value" lines; a flag given on the command line wins over the file).
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "logging.hpp"
+
+namespace ecsnet::server {
+
+struct server_options {
+    std::string bind_address{"0.0.0.0"};
+    std::uint16_t port{7777};       // 0: any free port (tests)
+    std::uint16_t admin_port{7778}; // 0: any free port; HTTP /metrics and /healthz
+    std::uint32_t tick_rate{30};    // ticks per second (an integer: the protocol carries it as one)
+    std::size_t max_clients{1024};
+    std::size_t npcs{10'000};
+    std::uint64_t seed{42};
+    std::size_t workers{2}; // scheduler threads
+    std::string log_level{"info"};
+    log_format log_format_value{log_format::text};
+
+    std::chrono::milliseconds handshake_timeout{5000};
+    std::chrono::milliseconds idle_timeout{10'000};
+    std::size_t max_unsent_bytes{std::size_t{1} << 20};
+    std::size_t max_frame_size{std::size_t{1} << 20};
+    std::chrono::milliseconds shutdown_grace{1000};      // how long SHUTDOWN messages may take to flush
+    std::chrono::milliseconds write_stall_timeout{3000}; // a write without progress this long: SLOW_CONSUMER
+    int socket_send_buffer{512 * 1024};                  // SO_SNDBUF of client sockets
+};
+
+/// What parse_options decided: run with these options, or exit now with `exit_code` (after --help, or on a
+/// bad flag, with the message already printed).
+struct parsed_options {
+    std::optional<server_options> options;
+    int exit_code{0};
+};
+
+[[nodiscard]] parsed_options parse_options(int argc, const char* const* argv);
+
+} // namespace ecsnet::server

@@ -1,0 +1,32 @@
+#pragma once
+
+// The metrics ecsnet-server exports on /metrics.
+
+#include <string>
+#include <vector>
+
+#include "metrics.hpp"
+
+namespace ecsnet::server {
+
+/// The disconnect reasons, as the ecsnet_disconnects_total{reason} label values.
+[[nodiscard]] const std::vector<std::string>& disconnect_reason_labels();
+
+struct server_metrics {
+    metrics_registry registry;
+    histogram& tick_duration;
+    counter& tick_overruns;
+    counter& ticks;
+    gauge& connected_clients;
+    gauge& entities;
+    counter& sent_bytes;
+    counter& received_bytes;
+    histogram& snapshot_size;
+    counter_family& disconnects;
+    counter& refused_inputs;
+    counter& snapshots_encoded;
+
+    server_metrics();
+};
+
+} // namespace ecsnet::server

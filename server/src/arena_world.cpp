@@ -1,0 +1,247 @@
+#include "ecsnet/server/arena_world.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numbers>
+
+#include <ecsnet/arena/input.hpp>
+
+namespace ecsnet::server {
+
+using arena::Health;
+using arena::Kind;
+using arena::Mover;
+using arena::Transform;
+
+namespace {
+
+constexpr double edge = arena::arena_half_extent - 1.0;
+constexpr double moving_fraction = 0.20;
+constexpr double min_speed = 1.0;
+constexpr double max_speed = 8.0;
+constexpr double turn_interval_s = 2.0;
+constexpr double moving_dwell_s = 10.0;
+constexpr double health_change_fraction = 0.01;
+constexpr double spawn_fraction = 0.001;
+constexpr double despawn_fraction = 0.001;
+constexpr std::uint8_t avatar_kind = 8;
+
+// A random number in [0, 1) that depends only on (seed, tick, entity, purpose): systems running on any
+// number of threads draw the same ones.
+double unit(std::uint64_t seed, std::uint64_t tick, entity e, std::uint64_t purpose) noexcept {
+    std::uint64_t z =
+        seed ^ (tick * 0x9E3779B97F4A7C15ULL) ^ (std::uint64_t{to_integral(e)} << 20) ^ (purpose << 56);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    z ^= z >> 31;
+    return static_cast<double>(z >> 11) * 0x1.0p-53;
+}
+
+float heading_of(const Mover& m) noexcept {
+    const double a = std::atan2(m.vy, m.vx);
+    return static_cast<float>(a < 0 ? a + 2.0 * std::numbers::pi : a);
+}
+
+Mover moving(double heading, double speed) noexcept {
+    return Mover{static_cast<float>(speed * std::cos(heading)),
+                 static_cast<float>(speed * std::sin(heading))};
+}
+
+} // namespace
+
+arena_world::arena_world(arena_options options)
+    : options_{options}
+    , random_{options.seed} {
+    registry_.prepare<Transform, Health, Kind, Mover, Avatar>();
+    for (std::size_t i = 0; i < options_.npcs; ++i) {
+        spawn_npc();
+    }
+    build_systems();
+}
+
+arena_world::~arena_world() = default;
+
+const proto::schema& arena_world::replicated_schema() const {
+    return arena::replicated_schema();
+}
+
+std::size_t arena_world::npcs() const noexcept {
+    const auto* transforms = registry_.try_storage<Transform>();
+    const auto* avatars = registry_.try_storage<Avatar>();
+    return (transforms ? transforms->size() : 0) - (avatars ? avatars->size() : 0);
+}
+
+entity arena_world::spawn_npc() {
+    const auto e = registry_.create();
+    registry_.emplace<Transform>(e, static_cast<float>(random_.uniform(-edge, edge)),
+                                 static_cast<float>(random_.uniform(-edge, edge)), 0.0F,
+                                 static_cast<float>(random_.uniform(0.0, 2.0 * std::numbers::pi)));
+    registry_.emplace<Health>(e, std::uint16_t{100});
+    registry_.emplace<Kind>(e, static_cast<std::uint8_t>(random_.below(8)));
+    if (random_.chance(moving_fraction)) {
+        const auto m =
+            moving(random_.uniform(0.0, 2.0 * std::numbers::pi), random_.uniform(min_speed, max_speed));
+        registry_.emplace<Mover>(e, m);
+        registry_.get<Transform>(e).yaw = heading_of(m);
+    }
+    return e;
+}
+
+void arena_world::build_systems() {
+    scheduler_options settings;
+    settings.threads = std::max<std::size_t>(1, options_.workers);
+    scheduler_ = std::make_unique<ecsnet::scheduler>(registry_, settings);
+    const auto seed = options_.seed;
+
+    // NPC movers turn to a new heading about every 2 s.
+    scheduler_->add(
+        "steer", ecsnet::system<writes<Mover>, exclude_t<Avatar>, per_entity>{}, [seed](auto& ctx) {
+            const double turn_chance = ctx.tick().delta_seconds / turn_interval_s;
+            const auto tick = ctx.tick().index;
+            ctx.parallel_each([&](entity e, Mover& m) {
+                if (unit(seed, tick, e, 1) < turn_chance) {
+                    m = moving(unit(seed, tick, e, 2) * 2.0 * std::numbers::pi, std::hypot(m.vx, m.vy));
+                }
+            });
+        });
+
+    // Every mover moves, bounces off the edges and faces where it goes. The hot system.
+    scheduler_->add("move", ecsnet::system<writes<Transform, Mover>, per_entity>{}, [](auto& ctx) {
+        const auto dt = static_cast<float>(ctx.tick().delta_seconds);
+        ctx.parallel_each([dt](Transform& t, Mover& m) {
+            if (m.vx == 0.0F && m.vy == 0.0F) {
+                return;
+            }
+            float x = t.x + m.vx * dt;
+            float y = t.y + m.vy * dt;
+            if (std::fabs(x) > edge) {
+                m.vx = -m.vx;
+                x = std::clamp(x, static_cast<float>(-edge), static_cast<float>(edge));
+            }
+            if (std::fabs(y) > edge) {
+                m.vy = -m.vy;
+                y = std::clamp(y, static_cast<float>(-edge), static_cast<float>(edge));
+            }
+            t.x = x;
+            t.y = y;
+            t.yaw = heading_of(m);
+        });
+    });
+
+    // 1% of the entities gain or lose up to 25 health.
+    scheduler_->add("health", ecsnet::system<writes<Health>, per_entity>{}, [seed](auto& ctx) {
+        const auto tick = ctx.tick().index;
+        ctx.parallel_each([&](entity e, Health& h) {
+            if (unit(seed, tick, e, 3) >= health_change_fraction) {
+                return;
+            }
+            const int delta = 1 + static_cast<int>(unit(seed, tick, e, 4) * 25.0);
+            int value = h.value + (unit(seed, tick, e, 5) < 0.5 ? delta : -delta);
+            if (value < 0 || value > 100) {
+                value = h.value - (value - h.value);
+            }
+            h.value = static_cast<std::uint16_t>(std::clamp(value, 0, 100));
+        });
+    });
+
+    // Movers stop after ~10 s and about as many idle NPCs start; NPCs despawn and spawn. Structural changes
+    // go through the command buffer; the decisions are per entity, so any thread count gives the same world.
+    scheduler_->add(
+        "lifecycle", ecsnet::system<reads<Transform, Mover>, exclude_t<Avatar>>{}, [seed](auto& ctx) {
+            const auto tick = ctx.tick().index;
+            const double dt = ctx.tick().delta_seconds;
+            const double stop_chance = dt / moving_dwell_s;
+            auto everyone = ctx.template view<const Transform>(exclude<Avatar>);
+            std::size_t npcs = 0;
+            std::size_t movers = 0;
+            everyone.each([&](entity e, const Transform&) {
+                ++npcs;
+                movers += ctx.template all_of<Mover>(e) ? 1 : 0;
+            });
+            const auto idle = npcs - movers;
+            const double start_chance =
+                idle == 0 ? 0.0 : stop_chance * static_cast<double>(movers) / static_cast<double>(idle);
+            auto& commands = ctx.commands();
+            everyone.each([&](entity e, const Transform&) {
+                if (unit(seed, tick, e, 6) < despawn_fraction) {
+                    commands.destroy(e);
+                    return;
+                }
+                const bool is_moving = ctx.template all_of<Mover>(e);
+                if (is_moving && unit(seed, tick, e, 7) < stop_chance) {
+                    commands.template remove<Mover>(e);
+                } else if (!is_moving && unit(seed, tick, e, 7) < start_chance) {
+                    commands.template emplace<Mover>(
+                        e, moving(unit(seed, tick, e, 8) * 2.0 * std::numbers::pi,
+                                  min_speed + unit(seed, tick, e, 9) * (max_speed - min_speed)));
+                }
+            });
+            // Spawns: a count with mean spawn_fraction * npcs, placed by a generator seeded with the tick.
+            arena::scene_random random{seed ^ (tick * 0xD1B54A32D192ED03ULL)};
+            const auto spawns = random.count(spawn_fraction * static_cast<double>(npcs));
+            for (std::size_t n = 0; n < spawns; ++n) {
+                const auto e = commands.create();
+                commands.template emplace<Transform>(
+                    e, static_cast<float>(random.uniform(-edge, edge)),
+                    static_cast<float>(random.uniform(-edge, edge)), 0.0F,
+                    static_cast<float>(random.uniform(0.0, 2.0 * std::numbers::pi)));
+                commands.template emplace<Health>(e, std::uint16_t{100});
+                commands.template emplace<Kind>(e, static_cast<std::uint8_t>(random.below(8)));
+            }
+        });
+    scheduler_->build();
+}
+
+entity arena_world::client_joined(client_id client, std::string_view) {
+    const auto e = registry_.create();
+    registry_.emplace<Transform>(e, static_cast<float>(random_.uniform(-edge, edge)),
+                                 static_cast<float>(random_.uniform(-edge, edge)), 0.0F, 0.0F);
+    registry_.emplace<Health>(e, std::uint16_t{100});
+    registry_.emplace<Kind>(e, avatar_kind);
+    registry_.emplace<Mover>(e, 0.0F, 0.0F);
+    registry_.emplace<Avatar>(e, client);
+    return e;
+}
+
+void arena_world::client_left(client_id, entity avatar) {
+    if (registry_.valid(avatar)) {
+        registry_.destroy(avatar);
+    }
+}
+
+std::optional<std::string> arena_world::apply_input(client_id client, entity avatar,
+                                                    const client_input& input) {
+    const auto move = arena::decode_move_input(input.payload);
+    if (!move) {
+        return "malformed input: " + std::to_string(input.payload.size()) + " bytes, expected " +
+               std::to_string(arena::move_input_size);
+    }
+    if (!registry_.valid(avatar) || !registry_.all_of<Avatar>(avatar) ||
+        registry_.get<Avatar>(avatar).client != client) {
+        return "the client has no avatar";
+    }
+    if (move->target != 0 && move->target != to_index(avatar)) {
+        return "input aimed at entity " + std::to_string(move->target) +
+               ", which is not the client's avatar (" + std::to_string(to_index(avatar)) + ")";
+    }
+    if (!std::isfinite(move->dir_x) || !std::isfinite(move->dir_y) || !std::isfinite(move->speed)) {
+        return "input with a non-finite number";
+    }
+    const double length = std::hypot(move->dir_x, move->dir_y);
+    const double speed =
+        std::clamp(static_cast<double>(move->speed), 0.0, static_cast<double>(arena::max_avatar_speed));
+    if (length < 1e-6 || speed == 0.0) {
+        registry_.replace<Mover>(avatar, 0.0F, 0.0F);
+        return std::nullopt;
+    }
+    registry_.replace<Mover>(avatar, static_cast<float>(move->dir_x / length * speed),
+                             static_cast<float>(move->dir_y / length * speed));
+    return std::nullopt;
+}
+
+void arena_world::update(double dt) {
+    scheduler_->run_tick(dt);
+    ++ticks_;
+}
+
+} // namespace ecsnet::server

@@ -1,0 +1,395 @@
+#include "ecsnet/server/game_server.hpp"
+
+#include <csignal>
+
+#include <spdlog/spdlog.h>
+
+#include <ecsnet/proto/handshake.hpp>
+
+namespace ecsnet::server {
+
+using clock = std::chrono::steady_clock;
+
+namespace {
+
+constexpr std::size_t max_inputs_per_tick = 32;
+constexpr std::size_t max_input_payload = 1024;
+
+connection_limits limits_from(const server_options& options) {
+    connection_limits limits;
+    limits.handshake_timeout = options.handshake_timeout;
+    limits.idle_timeout = options.idle_timeout;
+    limits.max_unsent_bytes = options.max_unsent_bytes;
+    limits.max_frame_size = options.max_frame_size;
+    limits.close_grace = options.shutdown_grace;
+    limits.write_stall_timeout = options.write_stall_timeout;
+    limits.socket_send_buffer = options.socket_send_buffer;
+    return limits;
+}
+
+std::string describe(const connection& c) {
+    const auto& s = c.state();
+    if (s.id == 0) {
+        return "connection from " + c.remote();
+    }
+    return "client " + std::to_string(s.id) + " '" + s.name + "' (" + c.remote() + ")";
+}
+
+} // namespace
+
+game_server::game_server(server_options options, std::unique_ptr<game_world> world)
+    : options_{std::move(options)}
+    , limits_{limits_from(options_)}
+    , world_{std::move(world)}
+    , acceptor_{io_}
+    , tick_timer_{io_}
+    , shutdown_timer_{io_}
+    , signals_{io_}
+    , history_{world_->replicated_schema(), world_->registry(),
+               proto::history_options{32, options_.tick_rate}}
+    , encoder_{history_}
+    , pacer_{static_cast<double>(options_.tick_rate), clock::now()}
+    , epoch_{clock::now()}
+    , epoch_unix_us_{static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
+                                                    std::chrono::system_clock::now().time_since_epoch())
+                                                    .count())}
+    , admin_{metrics_.registry, [this] { return healthy(); }} {}
+
+game_server::~game_server() {
+    admin_.stop();
+}
+
+void game_server::open() {
+    const auto address = asio::ip::make_address(options_.bind_address);
+    const asio::ip::tcp::endpoint endpoint{address, options_.port};
+    acceptor_.open(endpoint.protocol());
+    acceptor_.set_option(asio::ip::tcp::acceptor::reuse_address{true});
+    acceptor_.bind(endpoint);
+    acceptor_.listen(asio::socket_base::max_listen_connections);
+    port_ = acceptor_.local_endpoint().port();
+    admin_port_ = admin_.start(options_.bind_address, options_.admin_port);
+    spdlog::info("listening for clients on {}:{}, admin (/metrics, /healthz) on {}:{}; tick rate {} Hz",
+                 options_.bind_address, port_, options_.bind_address, admin_port_, options_.tick_rate);
+}
+
+void game_server::run(bool handle_signals) {
+    if (handle_signals) {
+        signals_.add(SIGINT);
+        signals_.add(SIGTERM);
+        signals_.async_wait([this](const asio::error_code& ec, int signal) {
+            if (!ec) {
+                spdlog::info("signal {} received: shutting down", signal);
+                begin_shutdown();
+            }
+        });
+    }
+    accept();
+    ticking_ = true;
+    last_tick_end_ns_ = clock::now().time_since_epoch().count();
+    pacer_ = tick_pacer{static_cast<double>(options_.tick_rate), clock::now()};
+    schedule_tick(pacer_.next_start());
+    io_.run();
+    ticking_ = false;
+    admin_.stop();
+    spdlog::info("server stopped after {} ticks", tick_);
+    spdlog::default_logger()->flush();
+}
+
+void game_server::stop() {
+    asio::post(io_, [this] { begin_shutdown(); });
+}
+
+bool game_server::healthy() const noexcept {
+    if (!ticking_) {
+        return false;
+    }
+    const auto last = clock::time_point{clock::duration{last_tick_end_ns_.load()}};
+    // A stalled loop is unhealthy after ten missed periods (and never sooner than 2 s).
+    const auto allowed = std::max<clock::duration>(
+        std::chrono::seconds{2}, std::chrono::duration_cast<clock::duration>(
+                                     std::chrono::duration<double>(10.0 / options_.tick_rate)));
+    return clock::now() - last < allowed;
+}
+
+std::uint64_t game_server::server_time_us(clock::time_point at) const noexcept {
+    return static_cast<std::uint64_t>(
+        std::chrono::duration_cast<std::chrono::microseconds>(at - epoch_).count());
+}
+
+void game_server::accept() {
+    acceptor_.async_accept([this](const asio::error_code& ec, asio::ip::tcp::socket socket) {
+        if (!acceptor_.is_open() || shutting_down_) {
+            return;
+        }
+        if (!ec) {
+            auto c = std::make_shared<connection>(
+                std::move(socket), static_cast<connection_handler&>(*this), limits_,
+                traffic_counters{&metrics_.sent_bytes, &metrics_.received_bytes});
+            connections_.add(c);
+            c->start();
+            if (admitted_ >= options_.max_clients) {
+                spdlog::warn("{} refused: server full ({} clients)", describe(*c), admitted_);
+                c->disconnect(v1::SERVER_FULL,
+                              "server full: " + std::to_string(options_.max_clients) + " clients");
+            } else {
+                c->state().admitted = true;
+                ++admitted_;
+                metrics_.connected_clients.set(static_cast<double>(admitted_));
+            }
+        } else if (ec != asio::error::operation_aborted) {
+            spdlog::warn("accept failed: {}", ec.message()); // e.g. out of file descriptors: keep serving
+        }
+        accept();
+    });
+}
+
+void game_server::schedule_tick(clock::time_point at) {
+    tick_timer_.expires_at(at);
+    tick_timer_.async_wait([this](const asio::error_code& ec) {
+        if (!ec && !shutting_down_) {
+            tick();
+        }
+    });
+}
+
+void game_server::tick() {
+    const auto started = clock::now();
+
+    // 1. Inputs received since the last tick, each client's to its own avatar only.
+    connections_.for_each([this](connection& c) {
+        auto& s = c.state();
+        if (s.state != session::phase::playing) {
+            return;
+        }
+        for (auto& [input, payload] : s.inputs) {
+            input.payload = payload;
+            if (auto refused = world_->apply_input(s.id, s.avatar, input)) {
+                metrics_.refused_inputs.add();
+                spdlog::warn("{}: input {} refused: {}", describe(c), input.sequence, *refused);
+            }
+        }
+        s.inputs.clear();
+    });
+
+    // 2. Systems.
+    world_->update(1.0 / static_cast<double>(options_.tick_rate));
+
+    // 3. Capture the replicated state.
+    ++tick_;
+    history_.capture(tick_, server_time_us(started));
+    if (tick_observer_) {
+        tick_observer_(tick_, history_);
+    }
+
+    // 4. Every playing client wants this tick; sent now where the socket is idle.
+    connections_.for_each([](connection& c) {
+        if (c.state().state == session::phase::playing) {
+            c.want_snapshot();
+        }
+    });
+
+    const auto ended = clock::now();
+    metrics_.ticks.add();
+    metrics_.tick_duration.observe(std::chrono::duration<double>(ended - started).count());
+    metrics_.entities.set(static_cast<double>(world_->registry().alive()));
+    last_tick_end_ns_ = ended.time_since_epoch().count();
+
+    const auto next = pacer_.tick_ended(ended);
+    if (next.overrun) {
+        metrics_.tick_overruns.add();
+        const auto overruns = metrics_.tick_overruns.value();
+        if (overruns <= 10 || overruns % 100 == 0) { // a struggling server must not drown in its own logs
+            spdlog::warn(
+                "tick {} overran: {:.2f} ms for a {:.2f} ms period, {} slot(s) skipped ({} overruns so far)",
+                tick_, std::chrono::duration<double, std::milli>(ended - started).count(),
+                std::chrono::duration<double, std::milli>(pacer_.period()).count(), next.skipped_slots,
+                overruns);
+        }
+    }
+    schedule_tick(next.next_start);
+}
+
+void game_server::begin_shutdown() {
+    if (shutting_down_) {
+        return;
+    }
+    shutting_down_ = true;
+    ticking_ = false;
+    asio::error_code ignored;
+    acceptor_.close(ignored);
+    tick_timer_.cancel();
+    signals_.cancel();
+    spdlog::info("shutting down: telling {} client(s)", connections_.size());
+    connections_.for_each([](connection& c) { c.disconnect(v1::SHUTDOWN, "server shutting down"); });
+    if (connections_.empty()) {
+        io_.stop();
+        return;
+    }
+    shutdown_timer_.expires_after(options_.shutdown_grace);
+    shutdown_timer_.async_wait([this](const asio::error_code& ec) {
+        if (!ec) {
+            connections_.for_each([](connection& c) { c.abort(); });
+            io_.stop();
+        }
+    });
+}
+
+std::vector<client_info> game_server::clients() {
+    std::vector<client_info> out;
+    connections_.for_each([&out](connection& c) {
+        const auto& s = c.state();
+        out.push_back(client_info{s.id, s.name, c.remote(), s.state == session::phase::playing, s.avatar,
+                                  s.acked, s.sent, c.unsent_bytes(), c.bytes_sent(), c.bytes_received()});
+    });
+    return out;
+}
+
+void game_server::on_message(connection& from, v1::Envelope& message) {
+    auto& s = from.state();
+    switch (message.message_case()) {
+    case v1::Envelope::kClientHello:
+        if (s.state != session::phase::handshaking) {
+            from.disconnect(v1::PROTOCOL_ERROR, "ClientHello after the handshake");
+            return;
+        }
+        handle_hello(from, message.client_hello());
+        return;
+    case v1::Envelope::kPing: {
+        v1::Envelope pong;
+        pong.mutable_pong()->set_ping_sent_us(message.ping().sent_us());
+        pong.mutable_pong()->set_responder_time_us(server_time_us(clock::now()));
+        from.send(pong);
+        return;
+    }
+    case v1::Envelope::kDisconnect:
+        s.closed_by_peer = true;
+        s.close_reason = v1::CLIENT_QUIT;
+        s.close_message = "client quit: " + message.disconnect().message().substr(0, 200);
+        from.abort();
+        return;
+    case v1::Envelope::kAck:
+    case v1::Envelope::kInput:
+        if (s.state != session::phase::playing) {
+            from.disconnect(v1::PROTOCOL_ERROR,
+                            std::string{proto::message_name(message)} + " before the handshake completed");
+            return;
+        }
+        if (message.message_case() == v1::Envelope::kAck) {
+            handle_ack(from, message.ack());
+        } else {
+            handle_input(from, *message.mutable_input());
+        }
+        return;
+    default:
+        from.disconnect(v1::PROTOCOL_ERROR,
+                        "unexpected " + std::string{proto::message_name(message)} + " from a client");
+        return;
+    }
+}
+
+void game_server::handle_hello(connection& from, const v1::ClientHello& hello) {
+    auto& s = from.state();
+    if (auto accepted = proto::check_client_hello(hello, history_.layout()); !accepted) {
+        spdlog::warn("{} refused at handshake: {}", describe(from), accepted.message());
+        from.disconnect(proto::reason_for(accepted.error_value()), std::string{accepted.message()});
+        return;
+    }
+    s.id = next_client_id_++;
+    s.name = std::string{proto::client_name(hello)};
+    s.avatar = world_->client_joined(s.id, s.name);
+    s.state = session::phase::playing;
+    from.handshake_done();
+
+    proto::welcome_info info;
+    info.client_id = s.id;
+    info.tick_rate = options_.tick_rate;
+    info.current_tick = tick_;
+    if (s.avatar != null_entity) {
+        info.own_entity = history_.to_net(s.avatar);
+    }
+    info.server_epoch_unix_us = epoch_unix_us_;
+    info.history_ticks = static_cast<std::uint32_t>(history_.depth());
+    from.send(proto::make_server_welcome(history_.layout(), info));
+    spdlog::info("{} joined", describe(from));
+    from.want_snapshot(); // the newest tick, as a full state
+}
+
+void game_server::handle_ack(connection& from, const v1::Ack& ack) {
+    auto& s = from.state();
+    if (ack.full_state_requested()) {
+        s.acked.reset();
+        s.acked_before.reset();
+        s.sent.reset(); // resend the newest tick, in full
+        from.want_snapshot();
+        return;
+    }
+    const auto tick = ack.tick();
+    if (!s.sent || tick > *s.sent) {
+        from.disconnect(v1::PROTOCOL_ERROR, "ack of tick " + std::to_string(tick) + ", which was never sent");
+        return;
+    }
+    if (!s.acked || tick > *s.acked) {
+        s.acked_before = s.acked;
+        s.acked = tick;
+    }
+}
+
+void game_server::handle_input(connection& from, v1::Input& input) {
+    auto& s = from.state();
+    if (input.payload().size() > max_input_payload) {
+        from.disconnect(v1::PROTOCOL_ERROR, "input payload of " + std::to_string(input.payload().size()) +
+                                                " bytes exceeds " + std::to_string(max_input_payload));
+        return;
+    }
+    if (input.sequence() <= s.last_input_sequence) {
+        return; // a duplicate or a late one: inputs are applied in sequence order only
+    }
+    s.last_input_sequence = input.sequence();
+    if (s.inputs.size() >= max_inputs_per_tick) {
+        s.inputs.erase(s.inputs.begin()); // a flood keeps only the newest inputs
+    }
+    client_input kept{input.client_tick(), input.sequence(), {}};
+    s.inputs.emplace_back(kept, std::move(*input.mutable_payload()));
+}
+
+std::shared_ptr<const std::string> game_server::next_snapshot(connection& to) {
+    auto& s = to.state();
+    if (history_.empty() || (s.sent && *s.sent >= history_.newest_tick())) {
+        return nullptr;
+    }
+    const auto cached_before = encoder_.cached();
+    auto snapshot = encoder_.encode(proto::baselines{s.acked, s.acked_before});
+    if (encoder_.cached() != cached_before) {
+        metrics_.snapshots_encoded.add();
+    }
+    s.sent = snapshot->tick;
+    metrics_.snapshot_size.observe(static_cast<double>(snapshot->frame.size()));
+    return std::shared_ptr<const std::string>{snapshot, &snapshot->frame};
+}
+
+void game_server::on_left(connection& left) {
+    auto& s = left.state();
+    if (s.admitted) {
+        s.admitted = false;
+        --admitted_;
+        metrics_.connected_clients.set(static_cast<double>(admitted_));
+    }
+    if (s.id != 0) {
+        world_->client_left(s.id, s.avatar);
+        s.avatar = null_entity;
+    }
+    const auto reason = v1::DisconnectReason_Name(s.close_reason);
+    metrics_.disconnects.with(reason).add();
+    spdlog::info("{} disconnected: {} ({}); {} bytes in, {} bytes out", describe(left), reason,
+                 s.close_message, left.bytes_received(), left.bytes_sent());
+}
+
+void game_server::on_closed(connection& closed) {
+    connections_.remove(closed);
+    if (shutting_down_ && connections_.empty()) {
+        shutdown_timer_.cancel();
+        io_.stop();
+    }
+}
+
+} // namespace ecsnet::server

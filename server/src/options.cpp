@@ -1,0 +1,72 @@
+#include "ecsnet/server/options.hpp"
+
+#include <CLI/CLI.hpp>
+
+namespace ecsnet::server {
+
+parsed_options parse_options(int argc, const char* const* argv) {
+    server_options options;
+    CLI::App app{"ecsnet-server: the authoritative ecsnet game server, with its embedded demo world (arena)"};
+    app.set_config("--config", "", "read these settings from a TOML/INI file (key = value); flags win");
+
+    std::string log_format_text = "text";
+    std::int64_t handshake_ms = options.handshake_timeout.count();
+    std::int64_t idle_ms = options.idle_timeout.count();
+    std::int64_t stall_ms = options.write_stall_timeout.count();
+
+    app.add_option("--bind", options.bind_address, "address to listen on")->capture_default_str();
+    app.add_option("--port", options.port, "TCP port for game clients (0: any free port)")
+        ->capture_default_str();
+    app.add_option("--admin-port", options.admin_port,
+                   "HTTP port for /metrics and /healthz (0: any free port)")
+        ->capture_default_str();
+    app.add_option("--tick-rate", options.tick_rate, "simulation ticks per second")
+        ->check(CLI::Range(std::uint32_t{1}, std::uint32_t{240}))
+        ->capture_default_str();
+    app.add_option("--max-clients", options.max_clients, "clients beyond this are refused with SERVER_FULL")
+        ->check(CLI::Range(std::size_t{1}, std::size_t{100'000}))
+        ->capture_default_str();
+    app.add_option("--npcs", options.npcs, "wandering NPCs in the demo arena")
+        ->check(CLI::Range(std::size_t{0}, std::size_t{500'000}))
+        ->capture_default_str();
+    app.add_option("--seed", options.seed, "random seed of the demo world")->capture_default_str();
+    app.add_option("--workers", options.workers, "scheduler worker threads")
+        ->check(CLI::Range(std::size_t{1}, std::size_t{256}))
+        ->capture_default_str();
+    app.add_option("--log-level", options.log_level, "trace, debug, info, warn, error, critical or off")
+        ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}))
+        ->capture_default_str();
+    app.add_option("--log-format", log_format_text, "text or json (one JSON object per line)")
+        ->check(CLI::IsMember({"text", "json"}))
+        ->capture_default_str();
+    app.add_option("--handshake-timeout-ms", handshake_ms, "time a client has to complete its handshake")
+        ->check(CLI::Range(std::int64_t{1}, std::int64_t{600'000}))
+        ->capture_default_str();
+    app.add_option("--idle-timeout-ms", idle_ms, "a client silent this long is disconnected with TIMEOUT")
+        ->check(CLI::Range(std::int64_t{1}, std::int64_t{3'600'000}))
+        ->capture_default_str();
+    app.add_option("--write-stall-timeout-ms", stall_ms,
+                   "a client whose socket accepts nothing for this long is disconnected with SLOW_CONSUMER")
+        ->check(CLI::Range(std::int64_t{1}, std::int64_t{600'000}))
+        ->capture_default_str();
+    app.add_option("--max-unsent-bytes", options.max_unsent_bytes,
+                   "a client with more bytes waiting to be sent is disconnected with SLOW_CONSUMER")
+        ->check(CLI::Range(std::size_t{1024}, std::size_t{1} << 30))
+        ->capture_default_str();
+    app.add_option("--max-frame-size", options.max_frame_size, "largest frame accepted from a client")
+        ->check(CLI::Range(std::size_t{64}, std::size_t{64} << 20))
+        ->capture_default_str();
+
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& error) {
+        return parsed_options{std::nullopt, app.exit(error)};
+    }
+    options.log_format_value = parse_log_format(log_format_text);
+    options.handshake_timeout = std::chrono::milliseconds{handshake_ms};
+    options.idle_timeout = std::chrono::milliseconds{idle_ms};
+    options.write_stall_timeout = std::chrono::milliseconds{stall_ms};
+    return parsed_options{options, 0};
+}
+
+} // namespace ecsnet::server

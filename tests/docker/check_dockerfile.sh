@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Keeps docker/Dockerfile honest without a Docker engine: its build stage must run the commands CI runs
+# (scripts/setup, scripts/build release), the binaries it copies must be the ones the build makes, and its
+# runtime stage must install the package of every shared library the binaries load.
+set -euo pipefail
+root=$1
+build=$2
+dockerfile="$root/docker/Dockerfile"
+fail() { echo "check_dockerfile: $*" >&2; exit 1; }
+
+grep -q '^RUN bash scripts/setup$' "$dockerfile" || fail "the build stage does not run scripts/setup"
+grep -q '^RUN bash scripts/build release$' "$dockerfile" || fail "the build stage does not run scripts/build release"
+grep -q '^FROM debian:bookworm-slim' "$dockerfile" || fail "the runtime stage is not debian:bookworm-slim"
+grep -q '^USER ' "$dockerfile" || fail "no non-root USER"
+grep -q '^HEALTHCHECK' "$dockerfile" || fail "no HEALTHCHECK"
+grep -q '^ENTRYPOINT \["' "$dockerfile" || fail "ENTRYPOINT is not in exec form"
+
+for binary in $(grep -o 'COPY --from=build /src/build/[^ ]*' "$dockerfile" | sed 's|COPY --from=build /src/build/||'); do
+    [ -x "$build/$binary" ] || fail "the Dockerfile copies build/$binary, which the build does not make"
+    for library in $(ldd "$build/$binary" | awk '/=>/ {print $3}'); do
+        package=$(dpkg -S "$(readlink -f "$library")" 2>/dev/null | head -n 1 | cut -d: -f1) || true
+        [ -n "$package" ] || package=$(dpkg -S "$library" 2>/dev/null | head -n 1 | cut -d: -f1) || true
+        [ -n "$package" ] || continue
+        case "$package" in
+        libc6 | libgcc-s1 | libstdc++6 | zlib1g) continue ;; # in debian:bookworm-slim already
+        esac
+        # Packages pulled in by those the Dockerfile installs count too (libssl3 comes with cpp-httplib).
+        listed=$(grep -o 'lib[a-z0-9.+-]*' "$dockerfile" | sort -u)
+        covered=no
+        for candidate in $listed; do
+            if [ "$candidate" = "$package" ] || apt-cache depends --recurse --no-recommends --no-suggests \
+                --no-conflicts --no-breaks --no-replaces --no-enhances "$candidate" 2>/dev/null |
+                grep -qx "  Depends: $package\|$package"; then
+                covered=yes
+                break
+            fi
+        done
+        [ "$covered" = yes ] || fail "$binary loads $library (package $package), which the runtime stage does not install"
+    done
+done
+echo "check_dockerfile: ok"

@@ -1,0 +1,271 @@
+// Sparse set and work queue: unit tests, then a randomized differential test against std::set with the
+// invariants checked after every operation.
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <random>
+#include <set>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include <ecsnet/ecs/sparse_set.hpp>
+#include <ecsnet/ecs/work_queue.hpp>
+
+namespace {
+
+using ecsnet::entity;
+using ecsnet::entity_traits;
+
+entity make(std::uint32_t index, std::uint32_t version = 0) {
+    return entity_traits::construct(index, version);
+}
+
+// sparse[packed[i]] == i for every element: the invariant everything else rests on.
+template<typename Set>
+void expect_consistent(const Set& set) {
+    for (std::size_t pos = 0; pos < set.size(); ++pos) {
+        ASSERT_EQ(set.index(set[pos]), pos);
+        ASSERT_EQ(set.find(set[pos]), pos);
+    }
+}
+
+TEST(SparseSet, StartsEmpty) {
+    ecsnet::sparse_set<> set;
+    EXPECT_TRUE(set.empty());
+    EXPECT_EQ(set.size(), 0U);
+    EXPECT_FALSE(set.contains(make(0)));
+    EXPECT_EQ(set.find(make(7)), ecsnet::sparse_set<>::npos);
+    EXPECT_EQ(set.sparse_pages(), 0U);
+}
+
+TEST(SparseSet, PushFindAndIterateInInsertionOrder) {
+    ecsnet::sparse_set<> set;
+    const std::vector<entity> inserted{make(5), make(1), make(9000), make(3, 2)};
+    for (const auto e : inserted) {
+        set.push(e);
+    }
+    EXPECT_EQ(set.size(), inserted.size());
+    EXPECT_TRUE(std::equal(set.begin(), set.end(), inserted.begin(), inserted.end()));
+    for (std::size_t pos = 0; pos < inserted.size(); ++pos) {
+        EXPECT_EQ(set.index(inserted[pos]), pos);
+    }
+    expect_consistent(set);
+}
+
+TEST(SparseSet, StaleIdentifierIsNotContained) {
+    ecsnet::sparse_set<> set;
+    set.push(make(4, 1));
+    EXPECT_TRUE(set.contains(make(4, 1)));
+    EXPECT_FALSE(set.contains(make(4, 0)));
+    EXPECT_FALSE(set.contains(make(4, 2)));
+    EXPECT_FALSE(set.contains(ecsnet::null_entity));
+}
+
+TEST(SparseSet, EraseSwapsTheLastElementIn) {
+    ecsnet::sparse_set<> set;
+    for (std::uint32_t i = 0; i < 5; ++i) {
+        set.push(make(i));
+    }
+    set.erase(make(1));
+    EXPECT_EQ(set.size(), 4U);
+    EXPECT_FALSE(set.contains(make(1)));
+    EXPECT_EQ(set[1], make(4)); // the last one took its place
+    expect_consistent(set);
+    EXPECT_TRUE(set.remove(make(4)));
+    EXPECT_FALSE(set.remove(make(4)));
+    EXPECT_FALSE(set.remove(make(100)));
+    expect_consistent(set);
+}
+
+TEST(SparseSet, InsertRefusesDuplicates) {
+    ecsnet::sparse_set<> set;
+    EXPECT_TRUE(set.insert(make(2)));
+    EXPECT_FALSE(set.insert(make(2)));
+    EXPECT_EQ(set.size(), 1U);
+}
+
+TEST(SparseSet, HugeIndexAllocatesOnePage) {
+    ecsnet::sparse_set<> set;
+    set.push(make(entity_traits::max_index));
+    EXPECT_EQ(set.sparse_pages(), 1U);
+    EXPECT_TRUE(set.contains(make(entity_traits::max_index)));
+    set.push(make(3));
+    EXPECT_EQ(set.sparse_pages(), 2U);
+}
+
+TEST(SparseSet, ClearIsConstantTimeAndLeavesTheSparseArrayAlone) {
+    ecsnet::sparse_set<> set;
+    for (std::uint32_t i = 0; i < 10'000; i += 3) {
+        set.push(make(i));
+    }
+    const auto pages = set.sparse_pages();
+    set.clear();
+    EXPECT_TRUE(set.empty());
+    EXPECT_EQ(set.sparse_pages(), pages); // nothing freed, nothing reset
+    for (std::uint32_t i = 0; i < 10'000; ++i) {
+        ASSERT_FALSE(set.contains(make(i)));
+    }
+    // Stale slots never fool the membership test after reuse.
+    set.push(make(9));
+    set.push(make(0));
+    EXPECT_TRUE(set.contains(make(9)));
+    EXPECT_FALSE(set.contains(make(3)));
+    EXPECT_FALSE(set.contains(make(6)));
+    expect_consistent(set);
+}
+
+TEST(SparseSet, FindWithHint) {
+    ecsnet::sparse_set<> set;
+    set.push(make(10));
+    set.push(make(20));
+    EXPECT_EQ(set.find(make(20), 1), 1U); // right guess
+    EXPECT_EQ(set.find(make(20), 0), 1U); // wrong guess, falls back
+    EXPECT_EQ(set.find(make(20), 99), 1U);
+    EXPECT_EQ(set.find(make(30), 1), ecsnet::sparse_set<>::npos);
+}
+
+TEST(SparseSet, SwapElementsKeepsTheSparseArrayInStep) {
+    ecsnet::sparse_set<> set;
+    for (std::uint32_t i = 0; i < 4; ++i) {
+        set.push(make(i));
+    }
+    set.swap_elements(0, 3);
+    EXPECT_EQ(set[0], make(3));
+    EXPECT_EQ(set[3], make(0));
+    expect_consistent(set);
+}
+
+TEST(SparseSet, FixedCapacityRefusesPastItsBounds) {
+    ecsnet::sparse_set<ecsnet::fixed_capacity<4>> set;
+    EXPECT_EQ(set.capacity(), 4U);
+    EXPECT_THROW(set.push(make(4)), ecsnet::capacity_error); // index beyond the fixed range
+    for (std::uint32_t i = 0; i < 4; ++i) {
+        set.push(make(i, 7));
+    }
+    set.erase(make(2, 7));
+    set.push(make(2, 8));
+    EXPECT_EQ(set.size(), 4U);
+    EXPECT_FALSE(set.contains(make(2, 7)));
+    EXPECT_TRUE(set.contains(make(2, 8)));
+    try {
+        set.push(make(5));
+        FAIL() << "a fifth element fitted in a set of four";
+    } catch (const ecsnet::capacity_error& error) {
+        EXPECT_NE(std::string{error.what()}.find("capacity"), std::string::npos);
+    }
+    EXPECT_EQ(set.size(), 4U); // the refusal changed nothing
+    expect_consistent(set);
+}
+
+TEST(SparseSet, MoveTransfersEverything) {
+    ecsnet::sparse_set<> set;
+    set.push(make(1));
+    set.push(make(5000));
+    ecsnet::sparse_set<> moved{std::move(set)};
+    EXPECT_TRUE(moved.contains(make(1)));
+    EXPECT_TRUE(moved.contains(make(5000)));
+    expect_consistent(moved);
+    ecsnet::sparse_set<> assigned;
+    assigned.push(make(3));
+    assigned = std::move(moved);
+    EXPECT_FALSE(assigned.contains(make(3)));
+    EXPECT_TRUE(assigned.contains(make(5000)));
+}
+
+template<typename Set>
+void run_differential(std::uint32_t index_range, std::uint32_t seed) {
+    std::mt19937 rng{seed};
+    Set set;
+    std::set<std::uint32_t> model;                   // integral identifiers
+    std::map<std::uint32_t, std::uint32_t> by_index; // index -> identifier held
+    const auto random_entity = [&] {
+        return make(std::uniform_int_distribution<std::uint32_t>{0, index_range - 1}(rng),
+                    std::uniform_int_distribution<std::uint32_t>{0, 2}(rng));
+    };
+    for (int step = 0; step < 100'000; ++step) {
+        const auto e = random_entity();
+        const bool present = model.count(ecsnet::to_integral(e)) != 0;
+        switch (std::uniform_int_distribution<int>{0, 9}(rng)) {
+        case 0:
+        case 1:
+        case 2:
+        case 3: {
+            // A set holds one identifier per index, as pools do: insert only if the index is free.
+            if (by_index.count(ecsnet::to_index(e)) == 0) {
+                set.push(e);
+                model.insert(ecsnet::to_integral(e));
+                by_index[ecsnet::to_index(e)] = ecsnet::to_integral(e);
+            } else {
+                ASSERT_EQ(set.contains(e), present);
+            }
+            break;
+        }
+        case 4:
+        case 5:
+        case 6:
+            ASSERT_EQ(set.remove(e), present);
+            if (model.erase(ecsnet::to_integral(e)) != 0) {
+                by_index.erase(ecsnet::to_index(e));
+            }
+            break;
+        case 7:
+            if (set.size() > 1) {
+                const auto a = std::uniform_int_distribution<std::size_t>{0, set.size() - 1}(rng);
+                const auto b = std::uniform_int_distribution<std::size_t>{0, set.size() - 1}(rng);
+                set.swap_elements(a, b);
+            }
+            break;
+        case 8:
+            ASSERT_EQ(set.contains(e), present);
+            break;
+        default:
+            if (std::uniform_int_distribution<int>{0, 200}(rng) == 0) {
+                set.clear();
+                model.clear();
+                by_index.clear();
+            }
+            break;
+        }
+        // Invariants after every step.
+        ASSERT_EQ(set.size(), model.size());
+        expect_consistent(set);
+        for (const auto held : model) {
+            ASSERT_TRUE(set.contains(entity{held}));
+        }
+    }
+}
+
+TEST(SparseSetDifferential, DynamicAgainstStdSet) {
+    run_differential<ecsnet::sparse_set<>>(300, 1);
+    run_differential<ecsnet::sparse_set<>>(20'000, 2); // several sparse pages
+}
+
+TEST(SparseSetDifferential, FixedAgainstStdSet) {
+    run_differential<ecsnet::sparse_set<ecsnet::fixed_capacity<300>>>(300, 3);
+}
+
+TEST(WorkQueue, VisitsInInsertionOrderIncludingWhatItPushes) {
+    ecsnet::work_queue<> queue;
+    EXPECT_TRUE(queue.push(make(3)));
+    EXPECT_TRUE(queue.push(make(1)));
+    EXPECT_FALSE(queue.push(make(3))); // de-duplicated
+    std::vector<entity> visited;
+    queue.drain([&](entity e) {
+        visited.push_back(e);
+        if (e == make(1)) {
+            queue.push(make(7));
+            queue.push(make(3)); // already visited in this drain: not again
+        }
+        if (e == make(7)) {
+            queue.push(make(8));
+        }
+    });
+    EXPECT_EQ(visited, (std::vector<entity>{make(3), make(1), make(7), make(8)}));
+    EXPECT_TRUE(queue.empty());
+    EXPECT_FALSE(queue.contains(make(3)));
+    EXPECT_TRUE(queue.push(make(3))); // a new drain, a new visit
+}
+
+} // namespace

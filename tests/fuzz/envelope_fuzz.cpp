@@ -1,0 +1,53 @@
+// libFuzzer target: the stream decoder and the envelope decoder, on arbitrary bytes. The input is fed to a
+// frame_decoder (in pieces whose sizes the input's first byte picks) with a small frame limit, and every
+// frame it yields is decoded as an Envelope and, when it is a handshake message, checked against the
+// arena schema. Nothing may crash, assert, leak or allocate beyond the frame limit.
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "ecsnet/arena/components.hpp"
+#include "ecsnet/proto/envelope.hpp"
+#include "ecsnet/proto/framing.hpp"
+#include "ecsnet/proto/handshake.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+    using namespace ecsnet::proto;
+    namespace v1 = ecsnet::v1;
+    if (size == 0) {
+        return 0;
+    }
+    const std::size_t piece = 1 + data[0] % 64;
+    std::string_view bytes{reinterpret_cast<const char*>(data) + 1, size - 1};
+    frame_decoder decoder{64 * 1024};
+    v1::Envelope envelope;
+    const auto& layout = ecsnet::arena::replicated_schema().layout();
+    const auto on_frame = [&](std::string_view frame) {
+        if (!decode_envelope(frame, envelope)) {
+            return;
+        }
+        switch (envelope.message_case()) {
+        case v1::Envelope::kClientHello:
+            static_cast<void>(check_client_hello(envelope.client_hello(), layout));
+            static_cast<void>(client_name(envelope.client_hello()));
+            break;
+        case v1::Envelope::kServerWelcome:
+            static_cast<void>(check_server_welcome(envelope.server_welcome(), layout));
+            break;
+        default:
+            static_cast<void>(encode_envelope(envelope));
+            break;
+        }
+    };
+    while (!bytes.empty()) {
+        const auto n = std::min(piece, bytes.size());
+        if (!decoder.feed(bytes.substr(0, n), on_frame)) {
+            break;
+        }
+        bytes.remove_prefix(n);
+    }
+    // The same bytes as one whole envelope.
+    static_cast<void>(decode_envelope(std::string_view{reinterpret_cast<const char*>(data), size}));
+    return 0;
+}

@@ -1,0 +1,170 @@
+// The server's operations layer: metrics in the Prometheus text format (checked by promtool), JSON log
+// lines (checked by Python's json module), flags and config files, and tick pacing.
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <spdlog/sinks/ostream_sink.h>
+
+#include "ecsnet/server/logging.hpp"
+#include "ecsnet/server/metrics.hpp"
+#include "ecsnet/server/options.hpp"
+#include "ecsnet/server/tick_pacer.hpp"
+
+namespace {
+
+using namespace ecsnet::server;
+
+// Runs a shell command with `input` on its standard input; returns its exit status and output.
+std::pair<int, std::string> run_with_input(const std::string& command, const std::string& input) {
+    const auto path = testing::TempDir() + "ecsnet_ops_input.txt";
+    {
+        std::ofstream file{path, std::ios::binary};
+        file << input;
+    }
+    std::string output;
+    FILE* pipe = popen((command + " < " + path + " 2>&1").c_str(), "r");
+    if (pipe == nullptr) {
+        return {-1, "popen failed"};
+    }
+    char buffer[512];
+    while (std::fgets(buffer, sizeof buffer, pipe) != nullptr) {
+        output += buffer;
+    }
+    const int status = pclose(pipe);
+    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
+}
+
+TEST(Metrics, RenderIsValidPrometheusText) {
+    metrics_registry metrics;
+    auto& ticks = metrics.add_counter("ecsnet_test_ticks_total", "Ticks run.");
+    auto& clients = metrics.add_gauge("ecsnet_test_connected_clients", "Clients connected now.");
+    auto& durations = metrics.add_histogram("ecsnet_test_tick_duration_seconds", "Time spent in a tick.",
+                                            histogram::exponential_bounds(0.0005, 2.0, 8));
+    auto& reasons = metrics.add_counter_family("ecsnet_test_disconnects_total", "Disconnects by reason.",
+                                               "reason", {"TIMEOUT", "SHUTDOWN"});
+    ticks.add(3);
+    clients.set(2);
+    durations.observe(0.0007);
+    durations.observe(0.004);
+    durations.observe(5.0);
+    reasons.with("TIMEOUT").add();
+    reasons.with("something \"odd\"").add(2);
+
+    const auto text = metrics.render();
+    EXPECT_NE(text.find("ecsnet_test_ticks_total 3\n"), std::string::npos);
+    EXPECT_NE(text.find("ecsnet_test_connected_clients 2\n"), std::string::npos);
+    EXPECT_NE(text.find("ecsnet_test_tick_duration_seconds_bucket{le=\"+Inf\"} 3\n"), std::string::npos);
+    EXPECT_NE(text.find("ecsnet_test_tick_duration_seconds_bucket{le=\"0.001\"} 1\n"), std::string::npos);
+    EXPECT_NE(text.find("ecsnet_test_tick_duration_seconds_count 3\n"), std::string::npos);
+    EXPECT_NE(text.find("ecsnet_test_disconnects_total{reason=\"TIMEOUT\"} 1\n"), std::string::npos);
+    EXPECT_NE(text.find("ecsnet_test_disconnects_total{reason=\"other\"} 2\n"), std::string::npos);
+
+    const auto [status, output] = run_with_input("promtool check metrics", text);
+    EXPECT_EQ(status, 0) << output << "\n" << text;
+}
+
+TEST(Metrics, HistogramQuantilesInterpolateWithinBuckets) {
+    histogram h{{1.0, 2.0, 4.0}};
+    EXPECT_EQ(h.quantile(0.5), 0.0); // empty
+    for (int i = 0; i < 10; ++i) {
+        h.observe(1.5); // all in (1, 2]
+    }
+    EXPECT_DOUBLE_EQ(h.quantile(0.5), 1.5);
+    EXPECT_DOUBLE_EQ(h.quantile(1.0), 2.0);
+    h.observe(100.0); // +Inf bucket reports the highest finite bound
+    EXPECT_DOUBLE_EQ(h.quantile(1.0), 4.0);
+    EXPECT_THROW(histogram({2.0, 1.0}), std::invalid_argument);
+}
+
+TEST(Logging, JsonLinesEscapeWhateverTheMessageHolds) {
+    std::ostringstream stream;
+    auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(stream);
+    spdlog::logger logger{"test", sink};
+    logger.set_formatter(std::make_unique<json_formatter>());
+    const std::vector<std::string> messages{
+        "plain",
+        "quote \" backslash \\ newline \n tab \t",
+        std::string{"nul \0 bell \a del \x7f", 20},
+        "utf-8 caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x8e\xae",
+        "broken utf-8 \xc3 \xff \xed\xa0\x80 \xf4\x90\x80\x80 end",
+    };
+    for (const auto& message : messages) {
+        logger.info("{}", message);
+    }
+    const auto [status, output] =
+        run_with_input("python3 -c 'import json,sys\n"
+                       "for line in sys.stdin.buffer:\n"
+                       "    record = json.loads(line.decode(\"utf-8\"))\n"
+                       "    assert set(record) == {\"time\", \"level\", \"logger\", \"msg\"}, record\n"
+                       "    print(repr(record[\"msg\"]))'",
+                       stream.str());
+    ASSERT_EQ(status, 0) << output;
+    EXPECT_NE(output.find("'quote \" backslash \\\\ newline \\n tab \\t'"), std::string::npos) << output;
+    EXPECT_NE(output.find("caf\xc3\xa9"), std::string::npos) << output;  // valid UTF-8 kept
+    EXPECT_NE(output.find("\xef\xbf\xbd"), std::string::npos) << output; // invalid bytes become U+FFFD
+}
+
+TEST(Options, DefaultsFlagsAndConfigFile) {
+    const char* no_flags[] = {"ecsnet-server"};
+    const auto defaults = parse_options(1, no_flags);
+    ASSERT_TRUE(defaults.options);
+    EXPECT_EQ(defaults.options->port, 7777);
+    EXPECT_EQ(defaults.options->tick_rate, 30U);
+    EXPECT_EQ(defaults.options->max_clients, 1024U);
+    EXPECT_EQ(defaults.options->npcs, 10'000U);
+
+    const auto config = testing::TempDir() + "ecsnet_server_test.toml";
+    {
+        std::ofstream file{config};
+        file << "port = 9001\nnpcs = 12\nlog-format = \"json\"\ntick-rate = 20\n";
+    }
+    const std::string config_flag = "--config=" + config;
+    const char* with_config[] = {"ecsnet-server", config_flag.c_str(), "--tick-rate", "60"};
+    const auto parsed = parse_options(4, with_config);
+    ASSERT_TRUE(parsed.options);
+    EXPECT_EQ(parsed.options->port, 9001);
+    EXPECT_EQ(parsed.options->npcs, 12U);
+    EXPECT_EQ(parsed.options->log_format_value, log_format::json);
+    EXPECT_EQ(parsed.options->tick_rate, 60U); // the flag wins over the file
+}
+
+TEST(Options, BadValuesAreRefusedWithAnExitCode) {
+    const char* bad_rate[] = {"ecsnet-server", "--tick-rate", "0"};
+    EXPECT_FALSE(parse_options(3, bad_rate).options);
+    EXPECT_NE(parse_options(3, bad_rate).exit_code, 0);
+    const char* bad_format[] = {"ecsnet-server", "--log-format", "xml"};
+    EXPECT_FALSE(parse_options(3, bad_format).options);
+    const char* unknown[] = {"ecsnet-server", "--no-such-flag"};
+    EXPECT_FALSE(parse_options(2, unknown).options);
+    const char* help[] = {"ecsnet-server", "--help"};
+    const auto asked = parse_options(2, help);
+    EXPECT_FALSE(asked.options);
+    EXPECT_EQ(asked.exit_code, 0);
+}
+
+TEST(TickPacer, KeepsTheGridAndNeverBursts) {
+    using namespace std::chrono_literals;
+    const auto start = tick_pacer::clock::time_point{} + 1s;
+    tick_pacer pacer{10.0, start}; // 100 ms period
+    auto next = pacer.tick_ended(start + 20ms);
+    EXPECT_FALSE(next.overrun);
+    EXPECT_EQ(next.next_start, start + 100ms);
+    next = pacer.tick_ended(start + 150ms); // in time for the slot at 200 ms
+    EXPECT_FALSE(next.overrun);
+    EXPECT_EQ(next.next_start, start + 200ms);
+    // A tick that started at 200 ms and ended at 530 ms overran: the next starts at once, slots skipped.
+    next = pacer.tick_ended(start + 530ms);
+    EXPECT_TRUE(next.overrun);
+    EXPECT_EQ(next.skipped_slots, 2U);
+    EXPECT_EQ(next.next_start, start + 530ms);
+    next = pacer.tick_ended(start + 540ms); // the grid restarted from there
+    EXPECT_FALSE(next.overrun);
+    EXPECT_EQ(next.next_start, start + 630ms);
+}
+
+} // namespace

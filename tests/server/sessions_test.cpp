@@ -1,0 +1,258 @@
+// Every bad case of the server has its own test: the offender is disconnected with its reason, and a
+// well-behaved client connected at the same time keeps mirroring the world exactly (every snapshot passes
+// the mirror's checksum check, none is refused, ticks keep arriving).
+
+#include <algorithm>
+#include <future>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "server_support.hpp"
+
+namespace {
+
+using namespace ecsnet;
+using namespace ecsnet::testing_support;
+
+// A mirror client pumping on its own thread while a test misbehaves.
+class bystander {
+public:
+    bystander(std::uint16_t port, std::chrono::milliseconds duration)
+        : done_{std::async(std::launch::async, [port, duration] {
+            mirror_client client{port, "bystander"};
+            client.pump(duration);
+            return result{client.applied_ticks, client.refusals, client.disconnect.has_value()};
+        })} {}
+
+    // Checks the bystander mirrored exactly, receiving most ticks, and was never disconnected.
+    void expect_unharmed(std::chrono::milliseconds duration, std::uint32_t tick_rate = 30) {
+        const auto r = done_.get();
+        EXPECT_TRUE(r.refusals.empty())
+            << "first refusal: " << (r.refusals.empty() ? "" : r.refusals.front());
+        EXPECT_FALSE(r.disconnected);
+        const auto expected = static_cast<double>(duration.count()) / 1000.0 * tick_rate;
+        EXPECT_GE(static_cast<double>(r.ticks.size()), 0.7 * expected) << "the bystander starved";
+        EXPECT_TRUE(std::is_sorted(r.ticks.begin(), r.ticks.end()));
+    }
+
+private:
+    struct result {
+        std::vector<proto::tick_type> ticks;
+        std::vector<std::string> refusals;
+        bool disconnected;
+    };
+    std::future<result> done_;
+};
+
+TEST(Sessions, GarbageBeforeTheHandshakeIsAProtocolError) {
+    running_server server;
+    bystander watcher{server.port(), 1500ms};
+    raw_client offender{server.port()};
+    offender.send_bytes(std::string("\x03garbage that is no envelope at all", 36));
+    const auto reason = offender.read_disconnect();
+    ASSERT_TRUE(reason);
+    EXPECT_EQ(reason->reason(), v1::PROTOCOL_ERROR);
+    EXPECT_FALSE(reason->message().empty());
+    EXPECT_TRUE(offender.closed_within(2000ms));
+    watcher.expect_unharmed(1500ms);
+}
+
+TEST(Sessions, AWrongProtocolVersionIsRefused) {
+    running_server server;
+    bystander watcher{server.port(), 1000ms};
+    raw_client offender{server.port()};
+    auto hello = proto::make_client_hello(arena::replicated_schema().layout(), "", "old client");
+    hello.mutable_client_hello()->set_protocol_version(proto::protocol_version + 7);
+    offender.send(hello);
+    const auto reason = offender.read_disconnect();
+    ASSERT_TRUE(reason);
+    EXPECT_EQ(reason->reason(), v1::VERSION_MISMATCH);
+    EXPECT_NE(reason->message().find(std::to_string(proto::protocol_version + 7)), std::string::npos)
+        << reason->message();
+    watcher.expect_unharmed(1000ms);
+}
+
+struct Other {
+    float value;
+};
+
+TEST(Sessions, AWrongSchemaIsRefusedNamingTheComponent) {
+    running_server server;
+    bystander watcher{server.port(), 1000ms};
+    using namespace ecsnet::proto;
+    // The arena's Transform, but yaw in 10 bits instead of 12.
+    static const schema different{
+        component<arena::Transform>("Transform",
+                                    field<&arena::Transform::x>("x", fixed_point<20>{-1024.0, 1.0 / 512}),
+                                    field<&arena::Transform::y>("y", fixed_point<20>{-1024.0, 1.0 / 512}),
+                                    field<&arena::Transform::z>("z", fixed_point<18>{-256.0, 1.0 / 512}),
+                                    field<&arena::Transform::yaw>("yaw", angle<10>{})),
+        component<arena::Health>("Health", field<&arena::Health::value>("value", integer<>{})),
+        component<arena::Kind>("Kind", field<&arena::Kind::value>("value", integer<>{}))};
+    raw_client offender{server.port()};
+    offender.send_hello(different);
+    const auto reason = offender.read_disconnect();
+    ASSERT_TRUE(reason);
+    EXPECT_EQ(reason->reason(), v1::SCHEMA_MISMATCH);
+    EXPECT_NE(reason->message().find("Transform"), std::string::npos) << reason->message();
+    watcher.expect_unharmed(1000ms);
+}
+
+TEST(Sessions, AnOversizedLengthPrefixIsRefusedBeforeItsPayload) {
+    running_server server;
+    bystander watcher{server.port(), 1000ms};
+    raw_client offender{server.port()};
+    // A varint prefix announcing 0xFFFFFFFF bytes, and no payload at all: the refusal cannot have waited
+    // for (or allocated) the frame.
+    offender.send_bytes(std::string("\xff\xff\xff\xff\x0f", 5));
+    const auto reason = offender.read_disconnect(2000ms);
+    ASSERT_TRUE(reason);
+    EXPECT_EQ(reason->reason(), v1::PROTOCOL_ERROR);
+    EXPECT_NE(reason->message().find("exceeds"), std::string::npos) << reason->message();
+    watcher.expect_unharmed(1000ms);
+}
+
+TEST(Sessions, ATruncatedFrameThenSilenceTimesOut) {
+    auto options = test_options();
+    options.handshake_timeout = 400ms;
+    options.idle_timeout = 600ms;
+    running_server server{options};
+    bystander watcher{server.port(), 1500ms};
+
+    raw_client before_handshake{server.port()};
+    before_handshake.send_bytes(std::string("\x40partial", 8)); // 64 bytes announced, 7 sent
+    auto reason = before_handshake.read_disconnect(2000ms);
+    ASSERT_TRUE(reason);
+    EXPECT_EQ(reason->reason(), v1::HANDSHAKE_TIMEOUT);
+
+    raw_client after_handshake{server.port()};
+    after_handshake.send_hello();
+    after_handshake.send_bytes(std::string("\x40partial", 8));
+    reason = after_handshake.read_disconnect(2000ms);
+    ASSERT_TRUE(reason);
+    EXPECT_EQ(reason->reason(), v1::TIMEOUT);
+    watcher.expect_unharmed(1500ms);
+}
+
+TEST(Sessions, AClientThatNeverReadsIsDisconnectedAndItsBacklogStaysBounded) {
+    auto options = test_options(2000);
+    options.max_unsent_bytes = 256 * 1024;
+    options.socket_send_buffer = 16 * 1024;
+    options.write_stall_timeout = 500ms;
+    running_server server{options};
+    bystander watcher{server.port(), 3000ms};
+
+    raw_client stuck{server.port(), 4096}; // a tiny receive buffer, and it never reads
+    stuck.send_hello(arena::replicated_schema(), "stuck");
+    std::size_t worst_backlog = 0;
+    bool seen = false;
+    bool gone = false;
+    const auto deadline = steady::now() + 8000ms;
+    while (!gone && steady::now() < deadline) {
+        const auto clients = server.get().call([&server] { return server.get().clients(); });
+        const auto it =
+            std::find_if(clients.begin(), clients.end(), [](const auto& c) { return c.name == "stuck"; });
+        if (it != clients.end()) {
+            seen = true;
+            worst_backlog = std::max(worst_backlog, it->unsent_bytes);
+        } else if (seen) {
+            gone = true;
+        }
+        std::this_thread::sleep_for(20ms);
+    }
+    EXPECT_TRUE(seen);
+    EXPECT_TRUE(gone) << "the client that never reads was not disconnected";
+    EXPECT_LE(worst_backlog, options.max_unsent_bytes);
+    EXPECT_EQ(server.get().metrics().disconnects.with("SLOW_CONSUMER").value(), 1U);
+    const auto reason = stuck.read_disconnect(2000ms); // reading now: its reason may still be there
+    if (reason) {
+        EXPECT_EQ(reason->reason(), v1::SLOW_CONSUMER);
+    }
+    watcher.expect_unharmed(3000ms);
+}
+
+TEST(Sessions, TheClientLimitRefusesTheNextOneWithServerFull) {
+    auto options = test_options();
+    options.max_clients = 3;
+    running_server server{options};
+    bystander watcher{server.port(), 1500ms};
+    std::this_thread::sleep_for(100ms);
+    raw_client second{server.port()};
+    second.send_hello();
+    ASSERT_TRUE(second.read()); // welcome
+    raw_client third{server.port()};
+    third.send_hello();
+    ASSERT_TRUE(third.read());
+    raw_client fourth{server.port()};
+    const auto reason = fourth.read_disconnect();
+    ASSERT_TRUE(reason);
+    EXPECT_EQ(reason->reason(), v1::SERVER_FULL);
+    watcher.expect_unharmed(1500ms);
+}
+
+TEST(Sessions, AnInputCannotMoveSomeoneElsesAvatar) {
+    running_server server;
+    mirror_client victim{server.port(), "victim"};
+    mirror_client attacker{server.port(), "attacker"};
+    ASSERT_TRUE(victim.own && attacker.own);
+    victim.pump(300ms);
+    attacker.pump(300ms);
+    const auto victim_before = victim.transform_of(*victim.own);
+    ASSERT_TRUE(victim_before);
+
+    attacker.send_move(1.0F, 0.0F, 8.0F, victim.own->index); // aimed at the victim's avatar
+    for (int i = 0; i < 20; ++i) {
+        attacker.pump(20ms);
+        victim.pump(20ms);
+    }
+    const auto victim_after = victim.transform_of(*victim.own);
+    ASSERT_TRUE(victim_after);
+    EXPECT_EQ(victim_after->x, victim_before->x);
+    EXPECT_EQ(victim_after->y, victim_before->y);
+    EXPECT_GE(server.get().metrics().refused_inputs.value(), 1U);
+    EXPECT_FALSE(attacker.disconnect); // refused, not disconnected
+    EXPECT_TRUE(victim.refusals.empty());
+    EXPECT_TRUE(attacker.refusals.empty());
+
+    // Its own avatar it may move.
+    const auto attacker_before = attacker.transform_of(*attacker.own);
+    attacker.send_move(1.0F, 0.0F, 8.0F);
+    for (int i = 0; i < 20; ++i) {
+        attacker.pump(20ms);
+    }
+    const auto attacker_after = attacker.transform_of(*attacker.own);
+    ASSERT_TRUE(attacker_before && attacker_after);
+    EXPECT_GT(attacker_after->x, attacker_before->x + 1.0F);
+}
+
+TEST(Sessions, UnexpectedMessagesAndAcksOfUnsentTicksAreProtocolErrors) {
+    running_server server;
+    raw_client early{server.port()};
+    v1::Envelope ack;
+    ack.mutable_ack()->set_tick(5);
+    early.send(ack); // before the handshake
+    auto reason = early.read_disconnect();
+    ASSERT_TRUE(reason);
+    EXPECT_EQ(reason->reason(), v1::PROTOCOL_ERROR);
+
+    raw_client liar{server.port()};
+    liar.send_hello();
+    ack.mutable_ack()->set_tick(1'000'000);
+    liar.send(ack);
+    reason = liar.read_disconnect();
+    ASSERT_TRUE(reason);
+    EXPECT_EQ(reason->reason(), v1::PROTOCOL_ERROR);
+    EXPECT_NE(reason->message().find("never sent"), std::string::npos);
+
+    raw_client impostor{server.port()};
+    impostor.send_hello();
+    v1::Envelope snapshot;
+    snapshot.mutable_snapshot()->set_tick(1);
+    impostor.send(snapshot);
+    reason = impostor.read_disconnect();
+    ASSERT_TRUE(reason);
+    EXPECT_EQ(reason->reason(), v1::PROTOCOL_ERROR);
+}
+
+} // namespace
