@@ -21,9 +21,9 @@
 
 #include <algorithm>
 #include <chrono>
-#include <ctime>
 #include <cstdint>
 #include <cstdlib>
+#include <ctime>
 #include <memory>
 #include <string>
 #include <vector>
@@ -62,7 +62,9 @@ std::size_t warmup_ticks() {
     return 108000; // one hour at 30 Hz
 }
 
-double seconds(clock_type::duration d) { return std::chrono::duration<double>(d).count(); }
+double seconds(clock_type::duration d) {
+    return std::chrono::duration<double>(d).count();
+}
 
 // Entities whose replicated state differs between two ticks (created, destroyed, or any component added,
 // removed or changed), and those among them whose Transform (component 0) moved.
@@ -71,8 +73,8 @@ struct change_count {
     std::size_t moved{};
 };
 
-change_count count_changes(const schema_layout& layout, const replicated_state& from, const replicated_state& to,
-                           const std::vector<std::uint32_t>& replaced) {
+change_count count_changes(const schema_layout& layout, const replicated_state& from,
+                           const replicated_state& to, const std::vector<std::uint32_t>& replaced) {
     std::vector<std::uint32_t> a;
     std::vector<std::uint32_t> b;
     std::vector<std::uint8_t> changed_flag;
@@ -208,9 +210,7 @@ struct bench_world {
         history.capture(tick, history.nominal_time_us(tick) + jitter.below(2000));
     }
 
-    [[nodiscard]] baselines acked(std::uint32_t age) const {
-        return baselines{tick - age, tick - age - 1};
-    }
+    [[nodiscard]] baselines acked(std::uint32_t age) const { return baselines{tick - age, tick - age - 1}; }
 
     void apply(mirror& client, std::uint32_t age) {
         const auto snapshot = encoder.encode(acked(age));
@@ -404,6 +404,55 @@ void BM_FullState(benchmark::State& state) {
     state.counters["full_state_decode_ns_per_entity"] = 1e9 * decode_s / runs / entities;
 }
 BENCHMARK(BM_FullState)->Iterations(3)->Unit(benchmark::kMillisecond);
+
+// The 1-tick-old case alone, for instruction counts under callgrind (bench/RESULTS.md gives the command):
+// each tick encodes one uncached snapshot for acks one tick old (measured_encode) and applies it on a client
+// (measured_decode); callgrind's --toggle-collect on those two functions counts exactly the encode (delta,
+// Envelope, serialization) and the decode + apply. (It leaves the 4-tick client behind: run it after
+// BM_StandardScene, as registered.)
+[[gnu::noinline]] std::string measured_encode(snapshot_encoder& encoder, const baselines& wanted) {
+    v1::Envelope envelope;
+    encoder.encode(wanted, *envelope.mutable_snapshot());
+    return encode_envelope(envelope);
+}
+
+[[gnu::noinline]] bool measured_decode(mirror& client, const std::string& bytes) {
+    return client.apply_envelope(bytes).has_value();
+}
+
+void BM_EncodeDecodeB1(benchmark::State& state) {
+    auto& w = world();
+    const auto& layout = w.history.layout();
+    std::vector<std::uint32_t> replaced;
+    double changed = 0;
+    double encode_s = 0;
+    double decode_s = 0;
+    constexpr int ticks = 60;
+    for (auto _ : state) {
+        for (int n = 0; n < ticks; ++n) {
+            w.advance();
+            const auto e0 = clock_type::now();
+            const auto bytes = measured_encode(w.encoder, w.acked(1));
+            const auto e1 = clock_type::now();
+            if (!measured_decode(w.client_b1, bytes)) {
+                state.SkipWithError("b1 client refused a snapshot");
+                return;
+            }
+            const auto e2 = clock_type::now();
+            encode_s += seconds(e1 - e0);
+            decode_s += seconds(e2 - e1);
+            w.history.entered_since(w.tick - 1, replaced);
+            changed += static_cast<double>(
+                count_changes(layout, *w.history.find(w.tick - 1), w.history.newest(), replaced).changed);
+        }
+    }
+    const double runs = static_cast<double>(state.iterations()) * ticks;
+    state.counters["ticks"] = runs;
+    state.counters["changed_per_tick"] = changed / runs;
+    state.counters["encode_ns_per_changed"] = 1e9 * encode_s / changed;
+    state.counters["decode_ns_per_changed"] = 1e9 * decode_s / changed;
+}
+BENCHMARK(BM_EncodeDecodeB1)->Iterations(1)->Unit(benchmark::kMillisecond);
 
 // Change detection (issue 5): compare-based capture (what snapshot_history does) against tracking changes
 // with registry signals. Signal tracking costs the game a listener call per write (measured: the standard

@@ -255,6 +255,7 @@ public:
     std::function<void()> on_connected_;
     std::function<void(const proto::applied_snapshot&)> on_snapshot_;
     std::function<void(const disconnect_info&)> on_disconnected_;
+    std::function<void(const proto::error&)> on_refused_;
 
     const client_options options_;
     const bool external_;
@@ -768,6 +769,11 @@ private:
             if (!detached_ && on_snapshot_) {
                 on_snapshot_(applied.value());
             }
+        } else {
+            std::lock_guard lock{callback_mutex_};
+            if (!detached_ && on_refused_) {
+                on_refused_(applied.error_value());
+            }
         }
     }
 
@@ -973,6 +979,10 @@ void client::on_snapshot(std::function<void(const proto::applied_snapshot&)> cal
 
 void client::on_disconnected(std::function<void(const disconnect_info&)> callback) {
     core_->on_disconnected_ = std::move(callback);
+}
+
+void client::on_snapshot_refused(std::function<void(const proto::error&)> callback) {
+    core_->on_refused_ = std::move(callback);
 }
 
 client::executor_type client::get_executor() const noexcept {

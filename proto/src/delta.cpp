@@ -49,7 +49,8 @@ std::uint32_t extrapolate(std::uint32_t base, std::uint32_t second, unsigned bit
         const std::int64_t den = 2 * static_cast<std::int64_t>(x.span);
         step = num >= 0 ? num / den : -((-num + den - 1) / den);
     }
-    return static_cast<std::uint32_t>(static_cast<std::uint64_t>(base) + static_cast<std::uint64_t>(step)) & mask;
+    return static_cast<std::uint32_t>(static_cast<std::uint64_t>(base) + static_cast<std::uint64_t>(step)) &
+           mask;
 }
 
 // ---- the bit layout (docs/protocol.md, "Snapshot columns") ---------------------------------------------
@@ -91,7 +92,8 @@ private:
 
 // A strictly increasing list (entity indices or column positions): its length, then the first value and
 // the gaps minus one, all exp-Golomb with one order chosen for the list.
-void write_ascending(bit_writer& out, const std::vector<std::uint32_t>& list, std::vector<std::uint32_t>& gaps) {
+void write_ascending(bit_writer& out, const std::vector<std::uint32_t>& list,
+                     std::vector<std::uint32_t>& gaps) {
     out.put_eg(list.size(), 0);
     if (list.empty()) {
         return;
@@ -204,10 +206,13 @@ void write_delta(const schema_layout& layout, const delta& d, bit_writer& out) {
 
 namespace {
 
-result<void> malformed(std::string what) { return make_error(errc::malformed_columns, std::move(what)); }
+result<void> malformed(std::string what) {
+    return make_error(errc::malformed_columns, std::move(what));
+}
 
 // Reads a strictly increasing list whose values are at most `max_value`.
-bool read_ascending(bit_reader& in, std::vector<std::uint32_t>& list, std::size_t max_count, std::uint64_t max_value) {
+bool read_ascending(bit_reader& in, std::vector<std::uint32_t>& list, std::size_t max_count,
+                    std::uint64_t max_value) {
     const auto count = in.get_eg(0);
     // Every element takes at least one bit: a count above what is left is a lie, refused before allocating.
     if (!in.ok() || count > in.remaining() || count > max_count) {
@@ -466,7 +471,8 @@ void align(const std::vector<std::uint32_t>& tt, const std::vector<std::uint32_t
                 continue;
             }
             const auto bound = br < breaks.size() ? breaks[br] : no_bound;
-            const auto n = common_prefix(tt.data() + i, tb.data() + j, std::min(tt.size() - i, tb.size() - j), bound);
+            const auto n =
+                common_prefix(tt.data() + i, tb.data() + j, std::min(tt.size() - i, tb.size() - j), bound);
             runs.push_back({static_cast<std::uint32_t>(i), static_cast<std::uint32_t>(j), no_second,
                             static_cast<std::uint32_t>(n)});
             i += n;
@@ -524,8 +530,8 @@ void split_by_second(const std::vector<std::uint32_t>& tt, const std::vector<ali
 
 // The reference of every entry of a run, for one field.
 template<typename T>
-inline void reference_run(const T* __restrict base, const T* __restrict second, T* __restrict out, std::uint32_t n,
-                          bool extrapolated, extrapolation x, unsigned bits) {
+inline void reference_run(const T* __restrict base, const T* __restrict second, T* __restrict out,
+                          std::uint32_t n, bool extrapolated, extrapolation x, unsigned bits) {
     const auto mask = bit_mask(bits);
     if (!extrapolated) {
         std::memcpy(out, base, n * sizeof(T));
@@ -608,9 +614,9 @@ bool map_through_runs(const std::vector<aligned_run>& runs, const std::vector<st
     return true;
 }
 
-
 bool has_linear(const std::vector<field_info>& fields) noexcept {
-    return std::any_of(fields.begin(), fields.end(), [](const auto& f) { return f.predict == prediction::linear; });
+    return std::any_of(fields.begin(), fields.end(),
+                       [](const auto& f) { return f.predict == prediction::linear; });
 }
 
 // Appends to `out` the positions k in [first, first + n) where flags[k - first] != 0, without branching on
@@ -816,7 +822,8 @@ void make_delta(const schema_layout& layout, const replicated_state& target, con
         // extrapolated component) the baseline what changed since the second baseline, only those entries
         // can differ from their reference: visit them alone. Otherwise compare every entry.
         const bool target_knows = target.written_since && *target.written_since == baseline->tick;
-        const bool base_knows = !predict || (baseline->written_since && *baseline->written_since == second->tick);
+        const bool base_knows =
+            !predict || (baseline->written_since && *baseline->written_since == second->tick);
         if (target_knows && base_knows) {
             auto& candidates = work.candidates;
             const auto& now_changed = target.written[comp];
@@ -859,14 +866,16 @@ void make_delta(const schema_layout& layout, const replicated_state& target, con
                 tcols[f].visit([&](const auto& tv) {
                     using T = typename std::decay_t<decltype(tv)>::value_type;
                     const T* bv = static_cast<const T*>(bcols[f].raw());
-                    const T* pv = linear ? static_cast<const T*>(second->components[comp].fields[f].raw()) : nullptr;
+                    const T* pv =
+                        linear ? static_cast<const T*>(second->components[comp].fields[f].raw()) : nullptr;
                     const auto keep = f == 0 ? 0U : 0xFFFFFFFFU;
                     for (std::size_t k = 0; k < count; ++k) {
                         const std::uint32_t b = bv[at_b[k]];
                         std::uint32_t reference = b;
                         if (linear && at_p[k] != no_second) {
-                            reference = x.ahead == 1 && x.span == 1 ? b + b - std::uint32_t{pv[at_p[k]]}
-                                                                    : extrapolate(b, pv[at_p[k]], fields[f].bits, x);
+                            reference = x.ahead == 1 && x.span == 1
+                                            ? b + b - std::uint32_t{pv[at_p[k]]}
+                                            : extrapolate(b, pv[at_p[k]], fields[f].bits, x);
                         }
                         const auto r = (std::uint32_t{tv[candidates[k]]} - reference) & mask;
                         residual[k] = r;
@@ -908,7 +917,8 @@ void make_delta(const schema_layout& layout, const replicated_state& target, con
             tcols[f].visit([&](const auto& tv) {
                 using T = typename std::decay_t<decltype(tv)>::value_type;
                 const T* bv = static_cast<const T*>(bcols[f].raw());
-                const T* pv = linear ? static_cast<const T*>(second->components[comp].fields[f].raw()) : nullptr;
+                const T* pv =
+                    linear ? static_cast<const T*>(second->components[comp].fields[f].raw()) : nullptr;
                 for (const auto& r : *runs) {
                     const bool extrapolated = linear && r.p != no_second;
                     residual_run<T>(tv.data() + r.t, bv + r.b, extrapolated ? pv + r.p : nullptr,
@@ -948,7 +958,9 @@ void make_delta(const schema_layout& layout, const replicated_state& target, con
 
 namespace {
 
-result<void> inconsistent(std::string what) { return make_error(errc::inconsistent_delta, std::move(what)); }
+result<void> inconsistent(std::string what) {
+    return make_error(errc::inconsistent_delta, std::move(what));
+}
 
 void ensure_weights(std::vector<std::uint64_t>& weights, std::uint32_t max_index) {
     if (weights.size() <= max_index) {
@@ -971,8 +983,8 @@ void accumulate(std::uint64_t* __restrict acc, const T* values, const std::uint3
 
 // acc[k] += (now[t[k]] - before[b[k]]) * weight, for one field (modulo 2^64).
 template<typename T>
-void accumulate_difference(std::uint64_t* __restrict acc, const T* now, const std::uint32_t* t, const T* before,
-                           const std::uint32_t* b, std::size_t n, std::uint64_t weight) {
+void accumulate_difference(std::uint64_t* __restrict acc, const T* now, const std::uint32_t* t,
+                           const T* before, const std::uint32_t* b, std::size_t n, std::uint64_t weight) {
     for (std::size_t k = 0; k < n; ++k) {
         acc[k] += (std::uint64_t{now[t[k]]} - std::uint64_t{before[b[k]]}) * weight;
     }
@@ -981,8 +993,9 @@ void accumulate_difference(std::uint64_t* __restrict acc, const T* now, const st
 } // namespace
 
 result<void> apply_delta(const schema_layout& layout, const replicated_state* baseline,
-                         const replicated_state* second, extrapolation x, const delta& d, replicated_state& out,
-                         delta_workspace& work, const checksum_weights& weights, const delta_limits& limits) {
+                         const replicated_state* second, extrapolation x, const delta& d,
+                         replicated_state& out, delta_workspace& work, const checksum_weights& weights,
+                         const delta_limits& limits) {
     out.reset(layout);
     auto& effects = work.effects;
     effects.destroyed = d.destroyed;
@@ -1016,7 +1029,8 @@ result<void> apply_delta(const schema_layout& layout, const replicated_state* ba
             return inconsistent("baseline without generations");
         }
         if (!d.destroyed.empty() && d.destroyed.back() >= eb.size()) {
-            return inconsistent("destroyed position " + std::to_string(d.destroyed.back()) + " beyond the baseline");
+            return inconsistent("destroyed position " + std::to_string(d.destroyed.back()) +
+                                " beyond the baseline");
         }
         std::size_t i = 0;
         std::size_t dpos = 0;
@@ -1039,19 +1053,22 @@ result<void> apply_delta(const schema_layout& layout, const replicated_state* ba
                 continue; // a created entry with the same id (a new occupant) comes next round
             }
             if (next_c == next_b) {
-                return inconsistent("created entity " + std::to_string(next_c) + " is already in the baseline");
+                return inconsistent("created entity " + std::to_string(next_c) +
+                                    " is already in the baseline");
             }
             // A run of survivors up to the next destroyed position or created id.
             auto end = dpos < d.destroyed.size() ? std::size_t{d.destroyed[dpos]} : eb.size();
             if (next_c != no_bound) {
-                end = std::min(end, static_cast<std::size_t>(
-                                        std::lower_bound(eb.begin() + static_cast<std::ptrdiff_t>(i),
-                                                         eb.begin() + static_cast<std::ptrdiff_t>(end), next_c) -
-                                        eb.begin()));
+                end = std::min(end,
+                               static_cast<std::size_t>(
+                                   std::lower_bound(eb.begin() + static_cast<std::ptrdiff_t>(i),
+                                                    eb.begin() + static_cast<std::ptrdiff_t>(end), next_c) -
+                                   eb.begin()));
             }
-            entity_runs.push_back({static_cast<std::uint32_t>(et.size()), static_cast<std::uint32_t>(i), no_second,
-                                   static_cast<std::uint32_t>(end - i)});
-            et.insert(et.end(), eb.begin() + static_cast<std::ptrdiff_t>(i), eb.begin() + static_cast<std::ptrdiff_t>(end));
+            entity_runs.push_back({static_cast<std::uint32_t>(et.size()), static_cast<std::uint32_t>(i),
+                                   no_second, static_cast<std::uint32_t>(end - i)});
+            et.insert(et.end(), eb.begin() + static_cast<std::ptrdiff_t>(i),
+                      eb.begin() + static_cast<std::ptrdiff_t>(end));
             out.generations.insert(out.generations.end(),
                                    baseline->generations.begin() + static_cast<std::ptrdiff_t>(i),
                                    baseline->generations.begin() + static_cast<std::ptrdiff_t>(end));
@@ -1061,7 +1078,8 @@ result<void> apply_delta(const schema_layout& layout, const replicated_state* ba
     if (et.size() > limits.max_entities) {
         return make_error(errc::limit_exceeded, "state of " + std::to_string(et.size()) + " entities");
     }
-    out.entities_stale = true; // the flat ids (kept below) are the truth; the compact array is built on demand
+    out.entities_stale =
+        true; // the flat ids (kept below) are the truth; the compact array is built on demand
     ensure_weights(work.weights, std::max(et.empty() ? 0U : et.back(), eb.empty() ? 0U : eb.back()));
     const auto* w = work.weights.data();
     for (const auto pos : effects.created) {
@@ -1122,10 +1140,9 @@ result<void> apply_delta(const schema_layout& layout, const replicated_state* ba
         const std::vector<std::uint32_t>* ids = &work.target_ids;
         const std::vector<std::uint32_t>* tb = &none;
         const std::vector<aligned_run>* runs = &work.own_runs;
-        const bool follows_entities = baseline == nullptr
-                                          ? cd.added.size() == et.size() && cd.added == et
-                                          : baseline->components[comp].ids_are_entities && cd.removed.empty() &&
-                                                cd.added == d.created;
+        const bool follows_entities = baseline == nullptr ? cd.added.size() == et.size() && cd.added == et
+                                                          : baseline->components[comp].ids_are_entities &&
+                                                                cd.removed.empty() && cd.added == d.created;
         if (follows_entities) {
             ids = &et;
             tb = &eb;
@@ -1147,7 +1164,8 @@ result<void> apply_delta(const schema_layout& layout, const replicated_state* ba
             }
             const auto& base = *tb;
             if (!cd.removed.empty() && cd.removed.back() >= base.size()) {
-                return inconsistent("component '" + layout[comp].name + "' removed at a position beyond its column");
+                return inconsistent("component '" + layout[comp].name +
+                                    "' removed at a position beyond its column");
             }
             std::size_t i = 0;
             std::size_t a = 0;
@@ -1170,7 +1188,8 @@ result<void> apply_delta(const schema_layout& layout, const replicated_state* ba
                     }
                     if (removed) {
                         if (next_a == next_b) {
-                            return inconsistent("component '" + layout[comp].name + "' removed and added again on entity " +
+                            return inconsistent("component '" + layout[comp].name +
+                                                "' removed and added again on entity " +
                                                 std::to_string(next_a));
                         }
                         eff.removed.push_back(static_cast<std::uint32_t>(i));
@@ -1189,14 +1208,16 @@ result<void> apply_delta(const schema_layout& layout, const replicated_state* ba
                     bound = std::min(bound, destroyed_ids[dpos]);
                 }
                 if (bound != no_bound) {
-                    end = std::min(end, static_cast<std::size_t>(
-                                            std::lower_bound(base.begin() + static_cast<std::ptrdiff_t>(i),
-                                                             base.begin() + static_cast<std::ptrdiff_t>(end), bound) -
-                                            base.begin()));
+                    end = std::min(
+                        end, static_cast<std::size_t>(
+                                 std::lower_bound(base.begin() + static_cast<std::ptrdiff_t>(i),
+                                                  base.begin() + static_cast<std::ptrdiff_t>(end), bound) -
+                                 base.begin()));
                 }
-                own_runs.push_back({static_cast<std::uint32_t>(tt.size()), static_cast<std::uint32_t>(i), no_second,
-                                    static_cast<std::uint32_t>(end - i)});
-                tt.insert(tt.end(), base.begin() + static_cast<std::ptrdiff_t>(i), base.begin() + static_cast<std::ptrdiff_t>(end));
+                own_runs.push_back({static_cast<std::uint32_t>(tt.size()), static_cast<std::uint32_t>(i),
+                                    no_second, static_cast<std::uint32_t>(end - i)});
+                tt.insert(tt.end(), base.begin() + static_cast<std::ptrdiff_t>(i),
+                          base.begin() + static_cast<std::ptrdiff_t>(end));
                 i = end;
             }
             // Every entry must belong to an entity of the new state.
@@ -1210,8 +1231,8 @@ result<void> apply_delta(const schema_layout& layout, const replicated_state* ba
                     ++at;
                 }
                 if (at == et.size() || et[at] != id) {
-                    return inconsistent("component '" + layout[comp].name + "' on entity " + std::to_string(id) +
-                                        " which does not exist");
+                    return inconsistent("component '" + layout[comp].name + "' on entity " +
+                                        std::to_string(id) + " which does not exist");
                 }
                 covered[at] = 1;
             }
@@ -1235,7 +1256,8 @@ result<void> apply_delta(const schema_layout& layout, const replicated_state* ba
         // Positions of the changed entries in the new column, through the runs.
         auto& changed_t = work.changed_t;
         if (!map_through_runs(*runs, cd.changed, changed_t, false)) {
-            return inconsistent("component '" + layout[comp].name + "' changed on an entity that does not keep it");
+            return inconsistent("component '" + layout[comp].name +
+                                "' changed on an entity that does not keep it");
         }
 
         // The values: references over the runs, then the added values, then the residuals.
@@ -1245,8 +1267,11 @@ result<void> apply_delta(const schema_layout& layout, const replicated_state* ba
             column.resize(nt);
             column.visit([&](auto& dst) {
                 using T = typename std::decay_t<decltype(dst)>::value_type;
-                const T* bv = baseline != nullptr ? static_cast<const T*>(baseline->components[comp].fields[f].raw()) : nullptr;
-                const T* pv = linear ? static_cast<const T*>(second->components[comp].fields[f].raw()) : nullptr;
+                const T* bv = baseline != nullptr
+                                  ? static_cast<const T*>(baseline->components[comp].fields[f].raw())
+                                  : nullptr;
+                const T* pv =
+                    linear ? static_cast<const T*>(second->components[comp].fields[f].raw()) : nullptr;
                 for (const auto& r : *runs) {
                     const bool extrapolated = linear && r.p != no_second;
                     reference_run<T>(bv + r.b, extrapolated ? pv + r.p : nullptr, dst.data() + r.t, r.length,
@@ -1306,8 +1331,8 @@ result<void> apply_delta(const schema_layout& layout, const replicated_state* ba
                 map_through_runs(*runs, baseline->written[comp], work.positions, true);
                 candidates.resize(work.positions.size() + changed_t.size());
                 candidates.resize(static_cast<std::size_t>(
-                    std::set_union(work.positions.begin(), work.positions.end(), changed_t.begin(), changed_t.end(),
-                                   candidates.begin()) -
+                    std::set_union(work.positions.begin(), work.positions.end(), changed_t.begin(),
+                                   changed_t.end(), candidates.begin()) -
                     candidates.begin()));
             } else {
                 candidates.assign(changed_t.begin(), changed_t.end());
@@ -1315,8 +1340,8 @@ result<void> apply_delta(const schema_layout& layout, const replicated_state* ba
             written.clear();
             written_b.clear();
             if (!candidates.empty()) {
-                // Keep those that differ from the baseline (a difference can cancel an extrapolation), and sum
-                // their checksum contribution in the same pass (an entry that does not differ adds 0).
+                // Keep those that differ from the baseline (a difference can cancel an extrapolation), and
+                // sum their checksum contribution in the same pass (an entry that does not differ adds 0).
                 auto& differs = work.masks;
                 auto& acc = work.sums;
                 const auto ncand = candidates.size();

@@ -54,7 +54,8 @@ baselines snapshot_encoder::encode(const baselines& wanted, v1::Snapshot& out) {
     snapshot_header header;
     header.tick = target.tick;
     header.full_state = baseline == nullptr;
-    header.time_offset_us = static_cast<std::int64_t>(target.server_time_us - history_->nominal_time_us(target.tick));
+    header.time_offset_us =
+        static_cast<std::int64_t>(target.server_time_us - history_->nominal_time_us(target.tick));
     std::string columns;
     delta_.reset(layout);
     if (baseline != nullptr) {

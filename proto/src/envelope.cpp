@@ -11,21 +11,36 @@ namespace ecsnet::proto {
 
 std::string_view to_string(errc code) noexcept {
     switch (code) {
-    case errc::frame_too_large: return "frame_too_large";
-    case errc::bad_length_prefix: return "bad_length_prefix";
-    case errc::malformed_message: return "malformed_message";
-    case errc::empty_envelope: return "empty_envelope";
-    case errc::unexpected_message: return "unexpected_message";
-    case errc::version_mismatch: return "version_mismatch";
-    case errc::schema_mismatch: return "schema_mismatch";
-    case errc::stale_snapshot: return "stale_snapshot";
-    case errc::unknown_baseline: return "unknown_baseline";
-    case errc::bad_header: return "bad_header";
-    case errc::header_check_failed: return "header_check_failed";
-    case errc::malformed_columns: return "malformed_columns";
-    case errc::inconsistent_delta: return "inconsistent_delta";
-    case errc::checksum_mismatch: return "checksum_mismatch";
-    case errc::limit_exceeded: return "limit_exceeded";
+    case errc::frame_too_large:
+        return "frame_too_large";
+    case errc::bad_length_prefix:
+        return "bad_length_prefix";
+    case errc::malformed_message:
+        return "malformed_message";
+    case errc::empty_envelope:
+        return "empty_envelope";
+    case errc::unexpected_message:
+        return "unexpected_message";
+    case errc::version_mismatch:
+        return "version_mismatch";
+    case errc::schema_mismatch:
+        return "schema_mismatch";
+    case errc::stale_snapshot:
+        return "stale_snapshot";
+    case errc::unknown_baseline:
+        return "unknown_baseline";
+    case errc::bad_header:
+        return "bad_header";
+    case errc::header_check_failed:
+        return "header_check_failed";
+    case errc::malformed_columns:
+        return "malformed_columns";
+    case errc::inconsistent_delta:
+        return "inconsistent_delta";
+    case errc::checksum_mismatch:
+        return "checksum_mismatch";
+    case errc::limit_exceeded:
+        return "limit_exceeded";
     }
     return "unknown";
 }
@@ -57,13 +72,18 @@ result<v1::Envelope> decode_envelope(std::string_view bytes) {
 
 std::string encode_envelope(const v1::Envelope& envelope) {
     std::string out;
-    {
-        google::protobuf::io::StringOutputStream stream{&out};
-        google::protobuf::io::CodedOutputStream coded{&stream};
-        coded.SetSerializationDeterministic(true);
-        envelope.SerializeToCodedStream(&coded);
-    }
+    serialize_into(envelope, out);
     return out;
+}
+
+void serialize_into(const v1::Envelope& envelope, std::string& out) {
+    // Sized once, written in place (a StringOutputStream would grow and zero-fill the string as it goes).
+    const auto size = envelope.ByteSizeLong();
+    out.resize(size);
+    google::protobuf::io::ArrayOutputStream stream{out.data(), static_cast<int>(size)};
+    google::protobuf::io::CodedOutputStream coded{&stream};
+    coded.SetSerializationDeterministic(true);
+    envelope.SerializeWithCachedSizes(&coded);
 }
 
 result<void> append_envelope_frame(std::string& out, const v1::Envelope& envelope) {
@@ -72,15 +92,24 @@ result<void> append_envelope_frame(std::string& out, const v1::Envelope& envelop
 
 std::string_view message_name(const v1::Envelope& envelope) noexcept {
     switch (envelope.message_case()) {
-    case v1::Envelope::kSnapshot: return "snapshot";
-    case v1::Envelope::kAck: return "ack";
-    case v1::Envelope::kInput: return "input";
-    case v1::Envelope::kClientHello: return "client_hello";
-    case v1::Envelope::kServerWelcome: return "server_welcome";
-    case v1::Envelope::kDisconnect: return "disconnect";
-    case v1::Envelope::kPing: return "ping";
-    case v1::Envelope::kPong: return "pong";
-    case v1::Envelope::MESSAGE_NOT_SET: break;
+    case v1::Envelope::kSnapshot:
+        return "snapshot";
+    case v1::Envelope::kAck:
+        return "ack";
+    case v1::Envelope::kInput:
+        return "input";
+    case v1::Envelope::kClientHello:
+        return "client_hello";
+    case v1::Envelope::kServerWelcome:
+        return "server_welcome";
+    case v1::Envelope::kDisconnect:
+        return "disconnect";
+    case v1::Envelope::kPing:
+        return "ping";
+    case v1::Envelope::kPong:
+        return "pong";
+    case v1::Envelope::MESSAGE_NOT_SET:
+        break;
     }
     return "none";
 }

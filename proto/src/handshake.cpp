@@ -28,11 +28,16 @@ std::string hex(std::uint64_t v) {
 
 std::string_view encoding_name(field_encoding e) noexcept {
     switch (e) {
-    case field_encoding::fixed_point: return "fixed_point";
-    case field_encoding::angle: return "angle";
-    case field_encoding::unsigned_integer: return "unsigned";
-    case field_encoding::signed_integer: return "signed";
-    case field_encoding::boolean: return "boolean";
+    case field_encoding::fixed_point:
+        return "fixed_point";
+    case field_encoding::angle:
+        return "angle";
+    case field_encoding::unsigned_integer:
+        return "unsigned";
+    case field_encoding::signed_integer:
+        return "signed";
+    case field_encoding::boolean:
+        return "boolean";
     }
     return "unknown";
 }
@@ -90,8 +95,8 @@ v1::Envelope make_disconnect(v1::DisconnectReason reason, std::string_view messa
     return envelope;
 }
 
-std::string describe_difference(const schema_layout& ours, const schema_layout& theirs, std::string_view ours_name,
-                                std::string_view theirs_name) {
+std::string describe_difference(const schema_layout& ours, const schema_layout& theirs,
+                                std::string_view ours_name, std::string_view theirs_name) {
     const std::string on_ours = " on the " + std::string{ours_name};
     const std::string on_theirs = " on the " + std::string{theirs_name};
     for (const auto& component : ours.components()) {
@@ -118,8 +123,8 @@ std::string describe_difference(const schema_layout& ours, const schema_layout& 
                 return prefix + "field '" + field.name + "' is missing" + on_theirs;
             }
             if (!(field == *it)) {
-                return prefix + "field '" + field.name + "' is " + describe(field) + on_ours + ", " + describe(*it) +
-                       on_theirs;
+                return prefix + "field '" + field.name + "' is " + describe(field) + on_ours + ", " +
+                       describe(*it) + on_theirs;
             }
         }
         for (const auto& field : b.fields) {
@@ -133,8 +138,9 @@ std::string describe_difference(const schema_layout& ours, const schema_layout& 
     }
     for (std::size_t c = 0; c < ours.size(); ++c) {
         if (ours[c].name != theirs[c].name) {
-            return "components are declared in another order: '" + ours[c].name + "' is #" + std::to_string(c) +
-                   on_ours + ", '" + theirs[c].name + "' is #" + std::to_string(c) + on_theirs;
+            return "components are declared in another order: '" + ours[c].name + "' is #" +
+                   std::to_string(c) + on_ours + ", '" + theirs[c].name + "' is #" + std::to_string(c) +
+                   on_theirs;
         }
     }
     return {};
@@ -158,7 +164,8 @@ result<void> check_peer(std::uint32_t version, std::uint64_t hash, const v1::Com
     if (has_schema) {
         auto theirs = schema_layout::from_proto(*schema);
         if (!theirs) {
-            detail = "invalid schema on the " + std::string{theirs_name} + ": " + std::string{theirs.message()};
+            detail =
+                "invalid schema on the " + std::string{theirs_name} + ": " + std::string{theirs.message()};
         } else {
             detail = describe_difference(ours, *theirs, ours_name, theirs_name);
             if (detail.empty()) {
@@ -166,8 +173,8 @@ result<void> check_peer(std::uint32_t version, std::uint64_t hash, const v1::Com
             }
         }
     } else {
-        detail = "schema hash " + hex(hash) + " on the " + std::string{theirs_name} + ", " + hex(ours.hash()) +
-                 " on the " + std::string{ours_name};
+        detail = "schema hash " + hex(hash) + " on the " + std::string{theirs_name} + ", " +
+                 hex(ours.hash()) + " on the " + std::string{ours_name};
     }
     return make_error(errc::schema_mismatch, "schema mismatch: " + detail);
 }
@@ -175,20 +182,23 @@ result<void> check_peer(std::uint32_t version, std::uint64_t hash, const v1::Com
 } // namespace
 
 result<void> check_client_hello(const v1::ClientHello& hello, const schema_layout& server) {
-    return check_peer(hello.protocol_version(), hello.schema_hash(), &hello.schema(), hello.has_schema(), server,
-                      "server", "client");
+    return check_peer(hello.protocol_version(), hello.schema_hash(), &hello.schema(), hello.has_schema(),
+                      server, "server", "client");
 }
 
 result<void> check_server_welcome(const v1::ServerWelcome& welcome, const schema_layout& client) {
-    return check_peer(welcome.protocol_version(), welcome.schema_hash(), &welcome.schema(), welcome.has_schema(),
-                      client, "client", "server");
+    return check_peer(welcome.protocol_version(), welcome.schema_hash(), &welcome.schema(),
+                      welcome.has_schema(), client, "client", "server");
 }
 
 v1::DisconnectReason reason_for(const error& e) noexcept {
     switch (e.code) {
-    case errc::version_mismatch: return v1::VERSION_MISMATCH;
-    case errc::schema_mismatch: return v1::SCHEMA_MISMATCH;
-    default: return v1::PROTOCOL_ERROR;
+    case errc::version_mismatch:
+        return v1::VERSION_MISMATCH;
+    case errc::schema_mismatch:
+        return v1::SCHEMA_MISMATCH;
+    default:
+        return v1::PROTOCOL_ERROR;
     }
 }
 

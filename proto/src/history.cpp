@@ -108,8 +108,8 @@ net_entity snapshot_history::to_net(entity e) {
         return {index, to_version(e)};
     }
     auto& record = record_of(index);
-    if (record.last == e && (record.pending || (record.ever_seen && previous_tick_ && record.seen == *previous_tick_ &&
-                                                !record.vacated))) {
+    if (record.last == e && (record.pending || (record.ever_seen && previous_tick_ &&
+                                                record.seen == *previous_tick_ && !record.vacated))) {
         return {index, record.generation};
     }
     const auto generation = next_generation(record, e);
@@ -177,7 +177,8 @@ void snapshot_history::capture(tick_type tick, std::uint64_t server_time_us) {
     }
     for (std::size_t w = 0; w < words; ++w) {
         for (auto bits = union_[w]; bits != 0; bits &= bits - 1) {
-            const auto index = static_cast<std::uint32_t>(w * 64 + static_cast<std::size_t>(std::countr_zero(bits)));
+            const auto index =
+                static_cast<std::uint32_t>(w * 64 + static_cast<std::size_t>(std::countr_zero(bits)));
             const auto e = entity_of_[index];
             auto& record = records_[index];
             const bool continuing = record.ever_seen && previous_tick_ && record.seen == *previous_tick_ &&
@@ -266,15 +267,17 @@ void snapshot_history::record_changes(replicated_state& state, std::size_t slot)
     }
     const auto& entered = entered_[slot];
     std::vector<aligned_run> entity_runs;
-    align_ids(state.flat_entities, previous.flat_entities, entered, entity_runs, scratch_only_, scratch_gone_);
+    align_ids(state.flat_entities, previous.flat_entities, entered, entity_runs, scratch_only_,
+              scratch_gone_);
     for (std::size_t c = 0; c < state.components.size(); ++c) {
         const auto& now = state.components[c];
         const auto& before = previous.components[c];
         const std::vector<aligned_run>* runs = &entity_runs;
         if (!now.ids_are_entities || !before.ids_are_entities) {
-            const auto& new_ids = now.ids_are_entities ? state.flat_entities : (flatten(now.own_ids, ids_), ids_);
-            const auto& old_ids =
-                before.ids_are_entities ? previous.flat_entities : (flatten(before.own_ids, old_ids_), old_ids_);
+            const auto& new_ids =
+                now.ids_are_entities ? state.flat_entities : (flatten(now.own_ids, ids_), ids_);
+            const auto& old_ids = before.ids_are_entities ? previous.flat_entities
+                                                          : (flatten(before.own_ids, old_ids_), old_ids_);
             align_ids(new_ids, old_ids, entered, own_runs_, scratch_only_, scratch_gone_);
             runs = &own_runs_;
         }
@@ -296,7 +299,8 @@ std::uint64_t snapshot_history::checksum_of(const replicated_state& state) {
     std::uint64_t total = 0;
     const auto& ids = state.flat_entities;
     for (std::size_t i = 0; i < ids.size(); ++i) {
-        total += weight_of_[ids[i]] * (weights_.entity + std::uint64_t{generations_[i]} * weights_.generation);
+        total +=
+            weight_of_[ids[i]] * (weights_.entity + std::uint64_t{generations_[i]} * weights_.generation);
     }
     for (std::size_t c = 0; c < state.components.size(); ++c) {
         const auto& component = state.components[c];
@@ -358,9 +362,10 @@ std::size_t snapshot_history::state_bytes() const noexcept {
 
 std::size_t snapshot_history::memory_bytes() const noexcept {
     std::size_t bytes = state_bytes() + records_.capacity() * sizeof(index_record) +
-                        weight_of_.capacity() * sizeof(std::uint64_t) + ids_.capacity() * 4 + sums_.capacity() * 8 +
-                        generations_.capacity() * sizeof(std::uint32_t) + union_.capacity() * 8 +
-                        entity_of_.capacity() * sizeof(entity) + position_of_.capacity() * 4 + order_.capacity() * 4;
+                        weight_of_.capacity() * sizeof(std::uint64_t) + ids_.capacity() * 4 +
+                        sums_.capacity() * 8 + generations_.capacity() * sizeof(std::uint32_t) +
+                        union_.capacity() * 8 + entity_of_.capacity() * sizeof(entity) +
+                        position_of_.capacity() * 4 + order_.capacity() * 4;
     for (const auto& bitmap : bitmaps_) {
         bytes += bitmap.capacity() * 8;
     }

@@ -2,9 +2,6 @@
 
 #include <stdexcept>
 
-#include <google/protobuf/io/coded_stream.h>
-#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
-
 #include "ecsnet/proto/envelope.hpp"
 
 namespace ecsnet::proto {
@@ -134,13 +131,7 @@ result<applied_snapshot> mirror::apply_envelope(std::string_view envelope_bytes)
     if (envelope.ByteSizeLong() != envelope_bytes.size()) {
         return make_error(errc::malformed_message, "snapshot envelope not in canonical form");
     }
-    canonical_.clear();
-    {
-        google::protobuf::io::StringOutputStream stream{&canonical_};
-        google::protobuf::io::CodedOutputStream coded{&stream};
-        coded.SetSerializationDeterministic(true);
-        envelope.SerializeToCodedStream(&coded);
-    }
+    serialize_into(envelope, canonical_);
     if (canonical_ != envelope_bytes) {
         return make_error(errc::malformed_message, "snapshot envelope not in canonical form");
     }
@@ -153,7 +144,8 @@ result<applied_snapshot> mirror::apply(const v1::Snapshot& s) {
     if (!states_.empty() && tick <= states_.back()->tick) {
         return refuse(errc::stale_snapshot,
                       "snapshot of tick " + std::to_string(tick) + " is not newer than " +
-                          std::to_string(states_.back()->tick), false);
+                          std::to_string(states_.back()->tick),
+                      false);
     }
     const bool full = s.full_state();
     const bool has_checksum = s.has_checksum();
@@ -163,7 +155,8 @@ result<applied_snapshot> mirror::apply(const v1::Snapshot& s) {
     }
     if (full ? (s.baseline_gap() != 0 || s.extrapolation_gap() != 0 || !has_checksum)
              : (columns.empty() ? (has_checksum || s.extrapolation_gap() != 0) : !has_checksum)) {
-        return refuse(errc::bad_header, "inconsistent snapshot header (full state, gaps, checksum, columns)", false);
+        return refuse(errc::bad_header, "inconsistent snapshot header (full state, gaps, checksum, columns)",
+                      false);
     }
     const replicated_state* baseline = nullptr;
     const replicated_state* second = nullptr;
@@ -176,8 +169,8 @@ result<applied_snapshot> mirror::apply(const v1::Snapshot& s) {
         const auto baseline_tick = static_cast<tick_type>(tick - 1 - gap);
         baseline = state(baseline_tick);
         if (baseline == nullptr) {
-            return refuse(errc::unknown_baseline, "baseline tick " + std::to_string(baseline_tick) + " is not kept",
-                          true);
+            return refuse(errc::unknown_baseline,
+                          "baseline tick " + std::to_string(baseline_tick) + " is not kept", true);
         }
         report.baseline = baseline_tick;
         x.ahead = tick - baseline_tick;
@@ -229,18 +222,21 @@ result<applied_snapshot> mirror::apply(const v1::Snapshot& s) {
         return refuse(built.code(), std::string{built.message()}, false);
     }
     next.tick = tick;
-    next.server_time_us = std::uint64_t{tick} * 1000000U / options_.tick_rate +
-                          static_cast<std::uint64_t>(s.time_offset_us());
+    next.server_time_us =
+        std::uint64_t{tick} * 1000000U / options_.tick_rate + static_cast<std::uint64_t>(s.time_offset_us());
     // apply_delta summed the baseline's checksum and the contribution of every change; now and then (and
     // for every full state, where that sum is already complete) the whole state is summed again.
     if (has_checksum) {
         if (next.checksum != s.checksum()) {
-            return refuse(errc::checksum_mismatch, "state checksum mismatch at tick " + std::to_string(tick), true);
+            return refuse(errc::checksum_mismatch, "state checksum mismatch at tick " + std::to_string(tick),
+                          true);
         }
-        if (!full && options_.full_check_interval != 0 && since_full_check_ + 1 >= options_.full_check_interval) {
+        if (!full && options_.full_check_interval != 0 &&
+            since_full_check_ + 1 >= options_.full_check_interval) {
             if (state_checksum(weights_, next) != s.checksum()) {
                 return refuse(errc::checksum_mismatch,
-                              "state checksum mismatch at tick " + std::to_string(tick) + " (full check)", true);
+                              "state checksum mismatch at tick " + std::to_string(tick) + " (full check)",
+                              true);
             }
             since_full_check_ = 0;
         } else {
@@ -327,7 +323,7 @@ bool mirror::verify() const {
 void mirror::update_registry_from_effects(const replicated_state& from, const replicated_state& to,
                                           applied_snapshot& report) {
     const auto& effects = work_.effects;
-    const auto& et = to.flat(to_ids_);       // apply_delta left the new state's entities flattened
+    const auto& et = to.flat(to_ids_); // apply_delta left the new state's entities flattened
     const auto& eb = from.flat(work_.base_entities);
     if (!et.empty() && et.back() >= locals_.size()) {
         locals_.resize(std::size_t{et.back()} + 1);
@@ -378,15 +374,16 @@ void mirror::update_registry_from_effects(const replicated_state& from, const re
             }
             // Written entries are survivors: they have the component (a game that removed it on a mirrored
             // entity only loses the update).
-            codec.write_rows(registry_, row_locals_.data(), positions->data(), positions->size(), row_columns_.data(),
-                             positions == &eff.written);
+            codec.write_rows(registry_, row_locals_.data(), positions->data(), positions->size(),
+                             row_columns_.data(), positions == &eff.written);
             report.components_written += positions->size();
         }
     }
     announce_created();
 }
 
-void mirror::update_registry(const replicated_state* from, const replicated_state& to, applied_snapshot& report) {
+void mirror::update_registry(const replicated_state* from, const replicated_state& to,
+                             applied_snapshot& report) {
     // Entities: destroy those gone or replaced, create those new or replacing.
     if (from != nullptr) {
         from_ids_ = from->flat(from_ids_);

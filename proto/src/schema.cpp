@@ -35,9 +35,13 @@ private:
     std::uint64_t state_{0xcbf29ce484222325ULL};
 };
 
-unsigned storage_bytes_for(unsigned bits) noexcept { return bits <= 8 ? 1U : bits <= 16 ? 2U : 4U; }
+unsigned storage_bytes_for(unsigned bits) noexcept {
+    return bits <= 8 ? 1U : bits <= 16 ? 2U : 4U;
+}
 
-result<void> invalid(std::string message) { return make_error(errc::schema_mismatch, std::move(message)); }
+result<void> invalid(std::string message) {
+    return make_error(errc::schema_mismatch, std::move(message));
+}
 
 result<void> validate_name(std::string_view what, std::string_view name) {
     if (name.empty() || name.size() > max_name_length) {
@@ -99,21 +103,28 @@ result<void> validate(const component_info& component) {
         switch (field.encoding) {
         case field_encoding::fixed_point:
         case field_encoding::unsigned_integer:
-        case field_encoding::signed_integer: break;
-        case field_encoding::angle: max_bits = 24; break;
-        case field_encoding::boolean: max_bits = 1; break;
-        default: return invalid(at + " has an unknown encoding");
+        case field_encoding::signed_integer:
+            break;
+        case field_encoding::angle:
+            max_bits = 24;
+            break;
+        case field_encoding::boolean:
+            max_bits = 1;
+            break;
+        default:
+            return invalid(at + " has an unknown encoding");
         }
         if (field.bits < 1 || field.bits > max_bits) {
-            return invalid(at + " has " + std::to_string(field.bits) + " bits (1 to " + std::to_string(max_bits) +
-                           " allowed)");
+            return invalid(at + " has " + std::to_string(field.bits) + " bits (1 to " +
+                           std::to_string(max_bits) + " allowed)");
         }
         if (field.predict != prediction::none && field.predict != prediction::linear) {
             return invalid(at + " has an unknown prediction");
         }
         if (field.encoding == field_encoding::fixed_point) {
             const double top = field.min + static_cast<double>(bit_mask(field.bits)) * field.step;
-            if (!std::isfinite(field.min) || !std::isfinite(field.step) || !(field.step > 0.0) || !std::isfinite(top)) {
+            if (!std::isfinite(field.min) || !std::isfinite(field.step) || !(field.step > 0.0) ||
+                !std::isfinite(top)) {
                 return invalid(at + " needs a finite min and a finite positive step");
             }
         } else if (field.min != 0.0 || field.step != 0.0) {
@@ -145,7 +156,8 @@ schema_layout::schema_layout(std::vector<component_info> components)
 }
 
 result<schema_layout> schema_layout::from_proto(const v1::ComponentSchema& message) {
-    if (message.components_size() < 1 || static_cast<std::size_t>(message.components_size()) > max_components) {
+    if (message.components_size() < 1 ||
+        static_cast<std::size_t>(message.components_size()) > max_components) {
         return make_error(errc::schema_mismatch, "a schema declares 1 to 256 components, this one " +
                                                      std::to_string(message.components_size()));
     }
@@ -163,12 +175,14 @@ result<schema_layout> schema_layout::from_proto(const v1::ComponentSchema& messa
             field.name = f.name().substr(0, max_name_length + 1);
             // Out-of-range enum values are kept as an invalid 0 (refused by validate below).
             const int encoding = f.encoding();
-            field.encoding = encoding >= 1 && encoding <= 5 ? static_cast<field_encoding>(encoding) : field_encoding{};
+            field.encoding =
+                encoding >= 1 && encoding <= 5 ? static_cast<field_encoding>(encoding) : field_encoding{};
             field.bits = f.bits() > 64 ? 64 : f.bits();
             field.min = f.min();
             field.step = f.step();
             const int predict = f.prediction();
-            field.predict = predict == 0 || predict == 1 ? static_cast<prediction>(predict) : prediction{0xFF};
+            field.predict =
+                predict == 0 || predict == 1 ? static_cast<prediction>(predict) : prediction{0xFF};
             field.storage_bytes = storage_bytes_for(field.bits);
             info.fields.push_back(std::move(field));
         }

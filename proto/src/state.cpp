@@ -103,16 +103,17 @@ std::string replicated_state::first_difference(const replicated_state& other, co
             if (i >= a.size() || i >= b.size() || a[i] != b[i]) {
                 return "entities differ at position " + std::to_string(i) + " (" +
                        (i < a.size() ? std::to_string(a[i]) : "end") + " vs " +
-                       (i < b.size() ? std::to_string(b[i]) : "end") + "), sizes " + std::to_string(a.size()) +
-                       " vs " + std::to_string(b.size());
+                       (i < b.size() ? std::to_string(b[i]) : "end") + "), sizes " +
+                       std::to_string(a.size()) + " vs " + std::to_string(b.size());
             }
         }
     }
     if (compare_generations && !generations.empty() && !other.generations.empty()) {
         for (std::size_t i = 0; i < std::min(generations.size(), other.generations.size()); ++i) {
             if (generations[i] != other.generations[i]) {
-                return "generation of entity " + std::to_string(a[i]) + " differs: " +
-                       std::to_string(generations[i]) + " vs " + std::to_string(other.generations[i]);
+                return "generation of entity " + std::to_string(a[i]) +
+                       " differs: " + std::to_string(generations[i]) + " vs " +
+                       std::to_string(other.generations[i]);
             }
         }
     }
@@ -120,17 +121,17 @@ std::string replicated_state::first_difference(const replicated_state& other, co
         flatten(ids(c), a);
         flatten(other.ids(c), b);
         if (a != b) {
-            return "ids of component '" + layout[c].name + "' differ (sizes " + std::to_string(a.size()) + " vs " +
-                   std::to_string(b.size()) + ")";
+            return "ids of component '" + layout[c].name + "' differ (sizes " + std::to_string(a.size()) +
+                   " vs " + std::to_string(b.size()) + ")";
         }
         for (std::size_t f = 0; f < layout[c].fields.size(); ++f) {
             const auto& x = components[c].fields[f];
             const auto& y = other.components[c].fields[f];
             for (std::size_t i = 0; i < a.size(); ++i) {
                 if (x.get(i) != y.get(i)) {
-                    return "component '" + layout[c].name + "' field '" + layout[c].fields[f].name + "' of entity " +
-                           std::to_string(a[i]) + " differs: " + std::to_string(x.get(i)) + " vs " +
-                           std::to_string(y.get(i));
+                    return "component '" + layout[c].name + "' field '" + layout[c].fields[f].name +
+                           "' of entity " + std::to_string(a[i]) + " differs: " + std::to_string(x.get(i)) +
+                           " vs " + std::to_string(y.get(i));
                 }
             }
         }

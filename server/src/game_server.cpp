@@ -239,7 +239,8 @@ std::vector<client_info> game_server::clients() {
     connections_.for_each([&out](connection& c) {
         const auto& s = c.state();
         out.push_back(client_info{s.id, s.name, c.remote(), s.state == session::phase::playing, s.avatar,
-                                  s.acked, s.sent, c.unsent_bytes(), c.bytes_sent(), c.bytes_received()});
+                                  s.acks.next().baseline, s.sent, c.unsent_bytes(), c.bytes_sent(),
+                                  c.bytes_received()});
     });
     return out;
 }
@@ -316,21 +317,15 @@ void game_server::handle_hello(connection& from, const v1::ClientHello& hello) {
 
 void game_server::handle_ack(connection& from, const v1::Ack& ack) {
     auto& s = from.state();
+    if (!ack.full_state_requested() && (!s.sent || ack.tick() > *s.sent)) {
+        from.disconnect(v1::PROTOCOL_ERROR,
+                        "ack of tick " + std::to_string(ack.tick()) + ", which was never sent");
+        return;
+    }
+    s.acks.on_ack(ack, history_.empty() ? 0 : history_.newest_tick());
     if (ack.full_state_requested()) {
-        s.acked.reset();
-        s.acked_before.reset();
         s.sent.reset(); // resend the newest tick, in full
         from.want_snapshot();
-        return;
-    }
-    const auto tick = ack.tick();
-    if (!s.sent || tick > *s.sent) {
-        from.disconnect(v1::PROTOCOL_ERROR, "ack of tick " + std::to_string(tick) + ", which was never sent");
-        return;
-    }
-    if (!s.acked || tick > *s.acked) {
-        s.acked_before = s.acked;
-        s.acked = tick;
     }
 }
 
@@ -358,7 +353,7 @@ std::shared_ptr<const std::string> game_server::next_snapshot(connection& to) {
         return nullptr;
     }
     const auto cached_before = encoder_.cached();
-    auto snapshot = encoder_.encode(proto::baselines{s.acked, s.acked_before});
+    auto snapshot = encoder_.encode(s.acks.next());
     if (encoder_.cached() != cached_before) {
         metrics_.snapshots_encoded.add();
     }

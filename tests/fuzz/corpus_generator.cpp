@@ -37,7 +37,8 @@ int main(int argc, char** argv) {
     fuzz::fuzz_world w;
     std::vector<v1::Envelope> messages;
     messages.push_back(make_client_hello(layout, "token", "player"));
-    messages.push_back(make_server_welcome(layout, welcome_info{3, 30, 100, net_entity{5, 1}, 1700000000000000, 32}));
+    messages.push_back(
+        make_server_welcome(layout, welcome_info{3, 30, 100, net_entity{5, 1}, 1700000000000000, 32}));
     messages.push_back(make_disconnect(v1::SCHEMA_MISMATCH, "component 'Transform' differs"));
     v1::Envelope ack;
     ack.mutable_ack()->set_tick(42);
@@ -66,10 +67,12 @@ int main(int argc, char** argv) {
 
     // snapshot_fuzz: whole envelopes (even first byte) and wrapped columns (odd first byte).
     int n = 0;
-    for (const auto& wanted : {baselines{}, baselines{3, {}}, baselines{3, 2}, baselines{2, 1}, baselines{1, {}}}) {
+    for (const auto& wanted :
+         {baselines{}, baselines{3, {}}, baselines{3, 2}, baselines{2, 1}, baselines{1, {}}}) {
         v1::Envelope e;
         const auto used = w.encoder.encode(wanted, *e.mutable_snapshot());
-        write(root / "snapshot_fuzz" / ("envelope-" + std::to_string(n)), std::string{"\x00", 1} + encode_envelope(e));
+        write(root / "snapshot_fuzz" / ("envelope-" + std::to_string(n)),
+              std::string{"\x00", 1} + encode_envelope(e));
         const auto& s = e.snapshot();
         // selector: gap = 4 - 1 - baseline, extrapolation gap, full (7 mod 8)
         unsigned selector = 0;

@@ -8,11 +8,11 @@
 #include <memory>
 #include <string>
 
+#include "../proto/replication_support.hpp"
 #include "ecsnet/proto/checksum.hpp"
 #include "ecsnet/proto/encoder.hpp"
 #include "ecsnet/proto/envelope.hpp"
 #include "ecsnet/proto/mirror.hpp"
-#include "../proto/replication_support.hpp"
 
 namespace ecsnet::fuzz {
 
@@ -42,7 +42,7 @@ struct fuzz_world {
     /// A snapshot of tick 4 whose header is consistent with `columns` (it passes the header check), so that
     /// the bytes reach the column decoder.
     static v1::Snapshot wrap(std::string columns, std::uint32_t baseline_gap, std::uint32_t extrapolation_gap,
-                                    bool full_state, std::uint64_t checksum) {
+                             bool full_state, std::uint64_t checksum) {
         v1::Snapshot s;
         s.set_tick(4);
         s.set_full_state(full_state);

@@ -39,8 +39,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     } else {
         const auto selector = data[0] >> 1;
         const bool full = selector % 8 == 7;
-        const auto snapshot = fuzz::fuzz_world::wrap(std::string{rest}, selector % 4, (selector >> 2) % 3, full,
-                                                     world->history.newest().checksum);
+        const auto snapshot = fuzz::fuzz_world::wrap(std::string{rest}, selector % 4, (selector >> 2) % 3,
+                                                     full, world->history.newest().checksum);
         r = client.apply(snapshot);
     }
     if (r) {

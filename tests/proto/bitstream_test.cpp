@@ -53,7 +53,8 @@ TEST(BitStream, RandomSequencesReadBackExactly) {
         bit_writer w;
         for (int n = 0; n < 200; ++n) {
             const int kind = static_cast<int>(rng.below(3));
-            const unsigned width = kind == 0 ? static_cast<unsigned>(rng.below(58)) : static_cast<unsigned>(rng.below(20));
+            const unsigned width =
+                kind == 0 ? static_cast<unsigned>(rng.below(58)) : static_cast<unsigned>(rng.below(20));
             std::uint64_t value = rng.next();
             if (kind == 0) {
                 value = width == 0 ? 0 : (width == 64 ? value : value & ((1ULL << width) - 1));
@@ -126,7 +127,8 @@ TEST(BitStream, ZigzagAndSignExtension) {
     EXPECT_EQ(zigzag(-1), 1U);
     EXPECT_EQ(zigzag(1), 2U);
     EXPECT_EQ(zigzag(-2), 3U);
-    for (std::int64_t v : std::initializer_list<std::int64_t>{0, 1, -1, 123456789, -987654321, INT64_MIN, INT64_MAX}) {
+    for (std::int64_t v :
+         std::initializer_list<std::int64_t>{0, 1, -1, 123456789, -987654321, INT64_MIN, INT64_MAX}) {
         EXPECT_EQ(unzigzag(zigzag(v)), v);
     }
     EXPECT_EQ(sign_extend(0xFFF, 12), -1);

@@ -94,12 +94,14 @@ TEST(Corruption, EveryTruncationAndBitFlipIsRefusedAndLeavesTheMirrorUntouched) 
             auto r = attempt();
             ++attempts;
             ASSERT_FALSE(r) << what << " " << at << " of tick " << tick << " was accepted";
-            ASSERT_EQ(fingerprint(client), before) << what << " " << at << " of tick " << tick << " changed the mirror";
+            ASSERT_EQ(fingerprint(client), before)
+                << what << " " << at << " of tick " << tick << " changed the mirror";
         };
 
         // 1. The envelope cut at every length.
         for (std::size_t size = 0; size < bytes.size(); ++size) {
-            refused("truncation at", size, [&] { return client.apply_envelope(std::string_view{bytes}.substr(0, size)); });
+            refused("truncation at", size,
+                    [&] { return client.apply_envelope(std::string_view{bytes}.substr(0, size)); });
         }
         // 2. The envelope with 1 to 3 random bits flipped, 40 times.
         for (int n = 0; n < 40; ++n) {

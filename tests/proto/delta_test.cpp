@@ -32,7 +32,8 @@ delta random_delta(const schema_layout& layout, arena::scene_random& rng) {
     d.destroyed = ascending(rng, 6, 40);
     d.created = ascending(rng, 6, 40);
     for (std::size_t i = 0; i < d.created.size(); ++i) {
-        d.created_generations.push_back(static_cast<std::uint32_t>(rng.chance(0.2) ? rng.next() : rng.below(300)));
+        d.created_generations.push_back(
+            static_cast<std::uint32_t>(rng.chance(0.2) ? rng.next() : rng.below(300)));
     }
     for (std::size_t c = 0; c < layout.size(); ++c) {
         auto& cd = d.components[c];
@@ -58,14 +59,16 @@ delta random_delta(const schema_layout& layout, arena::scene_random& rng) {
         for (std::size_t k = 0; k < cd.changed.size(); ++k) {
             std::uint32_t mask = 0;
             while (mask == 0) {
-                mask = static_cast<std::uint32_t>(rng.next()) & bit_mask(static_cast<unsigned>(fields.size()));
+                mask =
+                    static_cast<std::uint32_t>(rng.next()) & bit_mask(static_cast<unsigned>(fields.size()));
             }
             cd.masks.push_back(mask);
             for (std::size_t f = 0; f < fields.size(); ++f) {
                 if ((mask >> f) & 1U) {
                     std::uint32_t r = 0;
                     while (r == 0) {
-                        r = static_cast<std::uint32_t>(rng.chance(0.7) ? rng.below(5) - 2 : rng.next()) & fields[f].mask();
+                        r = static_cast<std::uint32_t>(rng.chance(0.7) ? rng.below(5) - 2 : rng.next()) &
+                            fields[f].mask();
                     }
                     cd.residuals[f].push_back(r);
                 }
@@ -79,7 +82,8 @@ delta random_delta(const schema_layout& layout, arena::scene_random& rng) {
 }
 
 bool same(const delta& a, const delta& b) {
-    if (a.destroyed != b.destroyed || a.created != b.created || a.created_generations != b.created_generations) {
+    if (a.destroyed != b.destroyed || a.created != b.created ||
+        a.created_generations != b.created_generations) {
         return false;
     }
     for (std::size_t c = 0; c < a.components.size(); ++c) {
@@ -90,7 +94,8 @@ bool same(const delta& a, const delta& b) {
             return false;
         }
         for (std::size_t f = 0; f < x.residuals.size(); ++f) {
-            if (x.residuals[f] != y.residuals[f] || (!x.added.empty() && x.added_values[f] != y.added_values[f])) {
+            if (x.residuals[f] != y.residuals[f] ||
+                (!x.added.empty() && x.added_values[f] != y.added_values[f])) {
                 return false;
             }
         }
@@ -188,33 +193,43 @@ TEST(Delta, DeltasThatDoNotFitTheBaselineAreRefused) {
         EXPECT_FALSE(r);
         EXPECT_EQ(r.code(), expected) << r.message();
     };
-    check([](delta& d) { d.destroyed = {4}; }, errc::inconsistent_delta);                 // no 5th entity
+    check([](delta& d) { d.destroyed = {4}; }, errc::inconsistent_delta); // no 5th entity
     check([](delta& d) { d.created = {2}, d.created_generations = {9}; }, errc::inconsistent_delta); // alive
     check([](delta& d) { d.destroyed = {2}, d.created = {2}, d.created_generations = {0}; },
-          errc::inconsistent_delta);                                                      // replaced by itself
-    check([](delta& d) { d.components[1].removed = {2}; }, errc::inconsistent_delta);     // Health has 2 rows
-    check([](delta& d) { d.components[1].changed = {2}, d.components[1].masks = {1}, d.components[1].residuals[0] = {1}; },
-          errc::inconsistent_delta);
-    check([](delta& d) {
-        d.components[1].added = {0};
-        d.components[1].added_values[0] = {1};
-    }, errc::inconsistent_delta); // already has it
-    check([](delta& d) {
-        d.components[1].added = {9};
-        d.components[1].added_values[0] = {1};
-    }, errc::inconsistent_delta); // no such entity
-    check([](delta& d) {
-        d.created = {7};
-        d.created_generations = {0};
-    }, errc::inconsistent_delta); // an entity without components
-    check([](delta& d) {
-        d.components[0].removed = {1};
-    }, errc::inconsistent_delta); // entity 1 would be left with nothing
-    check([](delta& d) {
-        d.components[1].removed = {0};
-        d.components[1].added = {0};
-        d.components[1].added_values[0] = {3};
-    }, errc::inconsistent_delta); // removed and added again: not the canonical change
+          errc::inconsistent_delta);                                                  // replaced by itself
+    check([](delta& d) { d.components[1].removed = {2}; }, errc::inconsistent_delta); // Health has 2 rows
+    check(
+        [](delta& d) {
+            d.components[1].changed = {2}, d.components[1].masks = {1}, d.components[1].residuals[0] = {1};
+        },
+        errc::inconsistent_delta);
+    check(
+        [](delta& d) {
+            d.components[1].added = {0};
+            d.components[1].added_values[0] = {1};
+        },
+        errc::inconsistent_delta); // already has it
+    check(
+        [](delta& d) {
+            d.components[1].added = {9};
+            d.components[1].added_values[0] = {1};
+        },
+        errc::inconsistent_delta); // no such entity
+    check(
+        [](delta& d) {
+            d.created = {7};
+            d.created_generations = {0};
+        },
+        errc::inconsistent_delta); // an entity without components
+    check([](delta& d) { d.components[0].removed = {1}; },
+          errc::inconsistent_delta); // entity 1 would be left with nothing
+    check(
+        [](delta& d) {
+            d.components[1].removed = {0};
+            d.components[1].added = {0};
+            d.components[1].added_values[0] = {3};
+        },
+        errc::inconsistent_delta); // removed and added again: not the canonical change
     // A full state may not destroy anything.
     delta d;
     d.reset(layout);
@@ -257,11 +272,15 @@ TEST(Checksum, IsTheDocumentedSumAndMovesWithEveryChange) {
 TEST(Checksum, HeaderCheckCoversEveryField) {
     snapshot_header h{1234, false, true, 0, 1, -17, 99, 0x0123456789ABCDEFULL};
     const auto base = header_check(h);
-    auto edits = std::vector<std::function<void(snapshot_header&)>>{
-        [](auto& x) { x.tick ^= 1; },          [](auto& x) { x.full_state = true; },
-        [](auto& x) { x.has_checksum = false; }, [](auto& x) { x.baseline_gap = 1; },
-        [](auto& x) { x.extrapolation_gap = 2; }, [](auto& x) { x.time_offset_us = 17; },
-        [](auto& x) { x.columns_size = 98; },   [](auto& x) { x.checksum ^= 1ULL << 40; }};
+    auto edits =
+        std::vector<std::function<void(snapshot_header&)>>{[](auto& x) { x.tick ^= 1; },
+                                                           [](auto& x) { x.full_state = true; },
+                                                           [](auto& x) { x.has_checksum = false; },
+                                                           [](auto& x) { x.baseline_gap = 1; },
+                                                           [](auto& x) { x.extrapolation_gap = 2; },
+                                                           [](auto& x) { x.time_offset_us = 17; },
+                                                           [](auto& x) { x.columns_size = 98; },
+                                                           [](auto& x) { x.checksum ^= 1ULL << 40; }};
     for (auto& edit : edits) {
         auto copy = h;
         edit(copy);

@@ -43,7 +43,8 @@ TEST(Envelope, EveryMessageRoundTripsThroughFrames) {
         got.push_back(std::move(*decoded));
     }));
     ASSERT_EQ(got.size(), messages.size());
-    const char* names[] = {"snapshot", "ack", "input", "client_hello", "server_welcome", "disconnect", "ping", "pong"};
+    const char* names[] = {"snapshot",       "ack",        "input", "client_hello",
+                           "server_welcome", "disconnect", "ping",  "pong"};
     for (std::size_t i = 0; i < got.size(); ++i) {
         EXPECT_EQ(encode_envelope(got[i]), encode_envelope(messages[i]));
         EXPECT_EQ(message_name(got[i]), names[i]);
@@ -53,7 +54,8 @@ TEST(Envelope, EveryMessageRoundTripsThroughFrames) {
 TEST(Envelope, BadBytesAreErrors) {
     EXPECT_EQ(decode_envelope("").code(), errc::empty_envelope);
     EXPECT_EQ(decode_envelope(std::string_view{"\x0a\x05\x08", 3}).code(), errc::malformed_message);
-    EXPECT_EQ(decode_envelope("\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff").code(), errc::malformed_message);
+    EXPECT_EQ(decode_envelope("\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff").code(),
+              errc::malformed_message);
     // A field the envelope does not know, and nothing else: no message.
     EXPECT_EQ(decode_envelope(std::string_view{"\x78\x01", 2}).code(), errc::empty_envelope);
     EXPECT_EQ(message_name(v1::Envelope{}), "none");

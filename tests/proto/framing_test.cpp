@@ -12,7 +12,8 @@
 namespace ecsnet::proto {
 namespace {
 
-std::vector<std::string> decode_all(frame_decoder& decoder, std::string_view bytes, result<void>* status = nullptr) {
+std::vector<std::string> decode_all(frame_decoder& decoder, std::string_view bytes,
+                                    result<void>* status = nullptr) {
     std::vector<std::string> frames;
     auto r = decoder.feed(bytes, [&](std::string_view frame) { frames.emplace_back(frame); });
     if (status != nullptr) {
@@ -73,7 +74,8 @@ TEST(Framing, EverySplitOfTheStreamGivesTheSameFrames) {
         frame_decoder decoder;
         std::vector<std::string> frames;
         for (std::size_t at = 0; at < stream.size();) {
-            const auto piece = std::min<std::size_t>(stream.size() - at, 1 + rng.below(round % 2 == 0 ? 3 : 200));
+            const auto piece =
+                std::min<std::size_t>(stream.size() - at, 1 + rng.below(round % 2 == 0 ? 3 : 200));
             auto got = decode_all(decoder, std::string_view{stream}.substr(at, piece));
             frames.insert(frames.end(), got.begin(), got.end());
             at += piece;
@@ -122,7 +124,8 @@ TEST(Framing, AtTheLimitIsAccepted) {
 }
 
 TEST(Framing, OverlongOrHugePrefixIsRefused) {
-    for (const std::string& bad : {std::string("\x80\x80\x80\x80\x80\x01", 6), std::string("\xff\xff\xff\xff\x7f", 5)}) {
+    for (const std::string& bad :
+         {std::string("\x80\x80\x80\x80\x80\x01", 6), std::string("\xff\xff\xff\xff\x7f", 5)}) {
         frame_decoder decoder{~std::size_t{0}};
         result<void> status;
         decode_all(decoder, bad, &status);

@@ -53,20 +53,21 @@ TEST(Handshake, SchemaMismatchNamesWhatDiffers) {
         std::string message;
     };
     const std::vector<expectation> cases{
-        {[](auto& c) { c[0].fields[3].bits = 10; },
-         "schema mismatch: component 'Transform' differs: field 'yaw' is angle/12 bits on the server, angle/10 "
-         "bits on the client"},
+        {[](auto& c) { c[0].fields[3].bits = 10; }, "schema mismatch: component 'Transform' differs: field "
+                                                    "'yaw' is angle/12 bits on the server, angle/10 "
+                                                    "bits on the client"},
         {[](auto& c) { c[0].fields[0].step = 1.0 / 256; },
          "schema mismatch: component 'Transform' differs: field 'x' is fixed_point/20 bits from -1024 by "
-         "0.001953125, extrapolated on the server, fixed_point/20 bits from -1024 by 0.00390625, extrapolated on "
+         "0.001953125, extrapolated on the server, fixed_point/20 bits from -1024 by 0.00390625, "
+         "extrapolated on "
          "the client"},
         {[](auto& c) { c.pop_back(); }, "schema mismatch: component 'Kind' is missing on the client"},
         {[](auto& c) { c[2].name = "Team"; }, "schema mismatch: component 'Kind' is missing on the client"},
         {[](auto& c) { c[1].fields.push_back(c[1].fields[0]), c[1].fields[1].name = "max"; },
          "schema mismatch: component 'Health' differs: field 'max' is unknown on the server"},
-        {[](auto& c) { std::swap(c[1], c[2]); },
-         "schema mismatch: components are declared in another order: 'Health' is #1 on the server, 'Kind' is #1 "
-         "on the client"},
+        {[](auto& c) { std::swap(c[1], c[2]); }, "schema mismatch: components are declared in another order: "
+                                                 "'Health' is #1 on the server, 'Kind' is #1 "
+                                                 "on the client"},
         {[](auto& c) { std::swap(c[0].fields[0], c[0].fields[1]); },
          "schema mismatch: component 'Transform' differs: its fields are declared in another order"},
     };
@@ -96,7 +97,8 @@ TEST(Handshake, InvalidPeerSchemaIsReported) {
     hello.mutable_schema()->mutable_components(0)->mutable_fields(0)->set_bits(99);
     const auto verdict = check_client_hello(hello, server);
     ASSERT_FALSE(verdict);
-    EXPECT_NE(verdict.message().find("invalid schema on the client"), std::string_view::npos) << verdict.message();
+    EXPECT_NE(verdict.message().find("invalid schema on the client"), std::string_view::npos)
+        << verdict.message();
 }
 
 TEST(Handshake, WelcomeCarriesWhatTheClientNeeds) {
@@ -122,8 +124,9 @@ TEST(Handshake, WelcomeCarriesWhatTheClientNeeds) {
     const auto other = edited([](auto& c) { c[0].fields[3].bits = 10; });
     const auto verdict = check_server_welcome(welcome, other);
     ASSERT_FALSE(verdict);
-    EXPECT_EQ(verdict.message(), "schema mismatch: component 'Transform' differs: field 'yaw' is angle/10 bits on "
-                                 "the client, angle/12 bits on the server");
+    EXPECT_EQ(verdict.message(),
+              "schema mismatch: component 'Transform' differs: field 'yaw' is angle/10 bits on "
+              "the client, angle/12 bits on the server");
 }
 
 TEST(Handshake, DisconnectAndNames) {
@@ -133,9 +136,9 @@ TEST(Handshake, DisconnectAndNames) {
     EXPECT_EQ(decoded->disconnect().reason(), v1::SERVER_FULL);
     EXPECT_EQ(decoded->disconnect().message(), "64 clients already");
     // Every reason the next issues rely on exists.
-    for (const auto reason : {v1::SHUTDOWN, v1::PROTOCOL_ERROR, v1::SCHEMA_MISMATCH, v1::VERSION_MISMATCH,
-                              v1::HANDSHAKE_TIMEOUT, v1::TIMEOUT, v1::SERVER_FULL, v1::SLOW_CONSUMER, v1::KICKED,
-                              v1::CLIENT_QUIT}) {
+    for (const auto reason :
+         {v1::SHUTDOWN, v1::PROTOCOL_ERROR, v1::SCHEMA_MISMATCH, v1::VERSION_MISMATCH, v1::HANDSHAKE_TIMEOUT,
+          v1::TIMEOUT, v1::SERVER_FULL, v1::SLOW_CONSUMER, v1::KICKED, v1::CLIENT_QUIT}) {
         EXPECT_TRUE(v1::DisconnectReason_IsValid(reason));
     }
     // Long names are cut at a character boundary (here inside a 2-byte 'é').

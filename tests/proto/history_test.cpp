@@ -60,9 +60,9 @@ TEST(History, CaptureSortsAndQuantizes) {
     EXPECT_EQ(s.components[0].fields[3].get(0), 2048U); // pi in 12 bits
     EXPECT_EQ(s.components[1].fields[0].get(0), 9U);
     EXPECT_EQ(s.components[1].fields[0].get(1), 7U);
-    EXPECT_EQ(s.checksum, state_checksum(history.weights(), s, std::vector<std::uint32_t>(
-                                                                  history.newest_generations().begin(),
-                                                                  history.newest_generations().end())));
+    EXPECT_EQ(s.checksum, state_checksum(history.weights(), s,
+                                         std::vector<std::uint32_t>(history.newest_generations().begin(),
+                                                                    history.newest_generations().end())));
     EXPECT_THROW(history.capture(10, 0), std::invalid_argument);
 }
 

@@ -49,7 +49,8 @@ inline const schema& test_schema() {
                         field<&Body::precise>("precise", fixed_point<32>{-1.0e6, 1.0 / 1024}),
                         field<&Body::heading>("heading", angle<10>{prediction::linear})),
         component<Flags>("Flags", field<&Flags::active>("active", boolean{}),
-                         field<&Flags::level>("level", integer<>{}), field<&Flags::color>("color", integer<>{})),
+                         field<&Flags::level>("level", integer<>{}),
+                         field<&Flags::color>("color", integer<>{})),
         component<Score>("Score", field<&Score::points>("points", integer<>{}),
                          field<&Score::delta>("delta", integer<>{prediction::linear})),
         component<Marker>("Marker", field<&Marker::id>("id", integer<3>{}))};
@@ -196,8 +197,9 @@ private:
     }
 
     Body random_body() {
-        return Body{static_cast<float>(rng_.uniform(-140.0, 140.0)), static_cast<float>(rng_.uniform(-9.0, 9.0)),
-                    rng_.uniform(-2.0e6, 3.0e6), static_cast<float>(rng_.uniform(-10.0, 10.0))};
+        return Body{static_cast<float>(rng_.uniform(-140.0, 140.0)),
+                    static_cast<float>(rng_.uniform(-9.0, 9.0)), rng_.uniform(-2.0e6, 3.0e6),
+                    static_cast<float>(rng_.uniform(-10.0, 10.0))};
     }
     Flags random_flags() {
         const Color colors[] = {Color::red, Color::green, Color::blue, Color::black};
@@ -249,11 +251,21 @@ private:
         if (auto* b = reg_->try_get<Body>(e); b != nullptr && rng_.chance(0.6)) {
             reg_->patch<Body>(e, [&](Body& body) {
                 switch (rng_.below(5)) {
-                case 0: body.x += static_cast<float>(rng_.uniform(-1.0, 1.0)); break;
-                case 1: body.y = rng_.chance(0.5) ? -1000.0F : 1000.0F; break; // clamps to the range ends
-                case 2: body.precise = rng_.uniform(-1.0e6, 3.0e6); break;
-                case 3: body.heading += static_cast<float>(rng_.uniform(-4.0, 4.0)); break;
-                default: body = random_body(); break;
+                case 0:
+                    body.x += static_cast<float>(rng_.uniform(-1.0, 1.0));
+                    break;
+                case 1:
+                    body.y = rng_.chance(0.5) ? -1000.0F : 1000.0F;
+                    break; // clamps to the range ends
+                case 2:
+                    body.precise = rng_.uniform(-1.0e6, 3.0e6);
+                    break;
+                case 3:
+                    body.heading += static_cast<float>(rng_.uniform(-4.0, 4.0));
+                    break;
+                default:
+                    body = random_body();
+                    break;
                 }
             });
         }
@@ -268,8 +280,9 @@ private:
         if (reg_->all_of<Score>(e) && rng_.chance(0.4)) {
             reg_->patch<Score>(e, [&](Score& s) {
                 s.points += static_cast<std::uint32_t>(rng_.below(1000));
-                s.delta = rng_.chance(0.1) ? std::numeric_limits<std::int32_t>::min()
-                                           : static_cast<std::int32_t>(static_cast<std::uint32_t>(s.delta) - 3U);
+                s.delta = rng_.chance(0.1)
+                              ? std::numeric_limits<std::int32_t>::min()
+                              : static_cast<std::int32_t>(static_cast<std::uint32_t>(s.delta) - 3U);
                 s.local_only = static_cast<std::uint16_t>(rng_.next());
             });
         }

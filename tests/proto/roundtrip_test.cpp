@@ -1,8 +1,8 @@
-// Round trip: 10,000 ticks of a random world of about 60 entities (creates, destroys with index recycling, components added
-// and removed, entities leaving and re-entering replication, field changes from one step to the extremes,
-// bursts), each tick encoded against a random baseline (and random second baseline) both sides still keep,
-// sometimes as a full state, sometimes dropped on the way; after every applied tick the client's pools
-// equal the server's quantized pools exactly, its state equals the server's, and the checksums agree.
+// Round trip: 10,000 ticks of a random world of about 60 entities (creates, destroys with index recycling,
+// components added and removed, entities leaving and re-entering replication, field changes from one step to
+// the extremes, bursts), each tick encoded against a random baseline (and random second baseline) both sides
+// still keep, sometimes as a full state, sometimes dropped on the way; after every applied tick the client's
+// pools equal the server's quantized pools exactly, its state equals the server's, and the checksums agree.
 
 #include <gtest/gtest.h>
 

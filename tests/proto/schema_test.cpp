@@ -54,7 +54,8 @@ TEST(Quantize, AngleWrapsAroundTheCircle) {
     constexpr double tau = 2.0 * std::numbers::pi;
     for (std::uint32_t v = 0; v < 4096; ++v) {
         ASSERT_EQ(q.quantize(q.dequantize<float>(v)), v);
-        ASSERT_EQ(q.quantize(q.dequantize<float>(v) + static_cast<float>(tau)), v) << "one turn more is the same";
+        ASSERT_EQ(q.quantize(q.dequantize<float>(v) + static_cast<float>(tau)), v)
+            << "one turn more is the same";
         ASSERT_EQ(q.quantize(q.dequantize<double>(v) - 3 * tau), v) << "negative angles wrap";
     }
     EXPECT_EQ(q.quantize(static_cast<float>(-tau / 4096)), 4095U);
@@ -210,10 +211,10 @@ struct Twice {
 
 TEST(Schema, DeclarationMistakesThrow) {
     // 30 bits over a float cannot be dequantized exactly.
-    EXPECT_THROW(
-        (schema{component<Wide>("Wide", field<&Wide::value>("value", fixed_point<30>{0.0, 1.0}))}),
-        std::invalid_argument);
-    EXPECT_NO_THROW((schema{component<Wide>("Wide", field<&Wide::value>("value", fixed_point<20>{0.0, 1.0}))}));
+    EXPECT_THROW((schema{component<Wide>("Wide", field<&Wide::value>("value", fixed_point<30>{0.0, 1.0}))}),
+                 std::invalid_argument);
+    EXPECT_NO_THROW(
+        (schema{component<Wide>("Wide", field<&Wide::value>("value", fixed_point<20>{0.0, 1.0}))}));
     EXPECT_THROW((schema{component<Twice>("A", field<&Twice::a>("a", integer<>{})),
                          component<Twice>("B", field<&Twice::a>("a", integer<>{}))}),
                  std::invalid_argument);

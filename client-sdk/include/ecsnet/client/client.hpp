@@ -161,6 +161,10 @@ public:
     void on_snapshot(std::function<void(const proto::applied_snapshot&)> callback);
     /// The connection ended, with its reason.
     void on_disconnected(std::function<void(const disconnect_info&)> callback);
+    /// A snapshot was refused (not applied; also counted in stats()): the mirror's error, e.g.
+    /// checksum_mismatch (a desync: the message names the tick; a full state is requested) or
+    /// unknown_baseline.
+    void on_snapshot_refused(std::function<void(const proto::error&)> callback);
 
     /// The strand every handler of this client runs on.
     [[nodiscard]] executor_type get_executor() const noexcept;

@@ -279,13 +279,16 @@ private:
         return false;
     }
 
-    // Event count: waking bumps the epoch; a sleeper reads the epoch, announces itself, re-checks its
-    // condition and sleeps only if the epoch has not moved. The fences make "condition became true" and
-    // "a sleeper announced itself" impossible to miss from both sides.
+    // Event count. A waker has made some condition true (queued a task, finished a phase...), then bumps
+    // the epoch and looks for sleepers; a sleeper reads the epoch, announces itself, re-checks its
+    // condition, and sleeps only while the epoch has not moved. Both sides touch `sleepers_` with an
+    // acq_rel read-modify-write, so one of them comes second in its modification order: if the waker,
+    // it sees the sleeper and wakes it (the sleeper's futex wait then either sees the new epoch or gets
+    // the wake-up); if the sleeper, it synchronises with the waker and its re-check sees the condition.
+    // (Read-modify-writes rather than fences: ThreadSanitizer models the former, not the latter.)
     void signal(bool everyone) noexcept {
-        std::atomic_thread_fence(std::memory_order_seq_cst);
-        epoch_.fetch_add(1, std::memory_order_seq_cst);
-        if (sleepers_.load(std::memory_order_seq_cst) != 0) {
+        epoch_.fetch_add(1, std::memory_order_acq_rel);
+        if (sleepers_.fetch_add(0, std::memory_order_acq_rel) != 0) {
             if (everyone) {
                 epoch_.notify_all();
             } else {
@@ -308,13 +311,12 @@ private:
             }
             std::this_thread::yield();
         }
-        const auto epoch = epoch_.load(std::memory_order_seq_cst);
-        sleepers_.fetch_add(1, std::memory_order_seq_cst);
-        std::atomic_thread_fence(std::memory_order_seq_cst);
+        const auto epoch = epoch_.load(std::memory_order_acquire);
+        sleepers_.fetch_add(1, std::memory_order_acq_rel);
         if (!ready()) {
-            epoch_.wait(epoch, std::memory_order_seq_cst);
+            epoch_.wait(epoch, std::memory_order_acquire);
         }
-        sleepers_.fetch_sub(1, std::memory_order_seq_cst);
+        sleepers_.fetch_sub(1, std::memory_order_release);
     }
 
     void worker_main(std::size_t index) {

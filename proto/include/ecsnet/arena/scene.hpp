@@ -148,8 +148,8 @@ public:
             reg.erase<Mover>(e);
         }
         const auto& transforms = reg.storage<Transform>();
-        for (std::size_t started = 0, tries = 0; started < stopping_.size() && tries < 64 * stopping_.size() + 64;
-             ++tries) {
+        for (std::size_t started = 0, tries = 0;
+             started < stopping_.size() && tries < 64 * stopping_.size() + 64; ++tries) {
             if (transforms.empty()) {
                 break;
             }
@@ -162,7 +162,8 @@ public:
 
         // Health changes.
         const auto& healths = reg.storage<Health>();
-        const auto changes = random_.count(options_.health_change_fraction * static_cast<double>(healths.size()));
+        const auto changes =
+            random_.count(options_.health_change_fraction * static_cast<double>(healths.size()));
         for (std::size_t n = 0; n < changes && !healths.empty(); ++n) {
             const auto e = healths[random_.below(healths.size())];
             reg.patch<Health>(e, [&](Health& h) {
@@ -177,7 +178,8 @@ public:
         }
 
         // Despawns, then spawns.
-        const auto despawns = random_.count(options_.despawn_fraction * static_cast<double>(options_.entities));
+        const auto despawns =
+            random_.count(options_.despawn_fraction * static_cast<double>(options_.entities));
         for (std::size_t n = 0; n < despawns && !transforms.empty(); ++n) {
             reg.destroy(transforms[random_.below(transforms.size())]);
             ++report.despawned;

@@ -6,7 +6,8 @@
 //
 //   checksum = sum over entities i of  w(i) * ( K(1) + g_i * K(2)
 //                                               + sum over components c of i: ( K(256 (c+1))
-//                                                 + sum over fields f of c: v(i,c,f) * K(256 (c+1) + f + 1) ) )
+//                                                 + sum over fields f of c: v(i,c,f) * K(256 (c+1) + f + 1) )
+//                                                 )
 //
 // modulo 2^64, where g_i is the entity's generation, v the quantized field values, w(i) = mix64(i + 1) | 1
 // and K(n) = mix64(n * 0x9E3779B97F4A7C15 + 0x632BE59BD9B4E019) | 1 (mix64 is MurmurHash3's 64-bit

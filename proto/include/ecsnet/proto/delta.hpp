@@ -46,7 +46,7 @@ struct component_delta {
     /// Positions in the baseline's column.
     std::vector<std::uint32_t> changed;
     /// Parallel to `changed`: bit f set when field f differs from its reference. Never 0.
-    detail::column_vector<std::uint32_t> masks;
+    std::vector<std::uint32_t> masks;
     /// Per field: (value - reference) mod 2^bits for each changed entity whose mask has bit f, in order.
     std::vector<std::vector<std::uint32_t>> residuals;
 
@@ -184,7 +184,8 @@ result<void> read_delta(const schema_layout& layout, std::string_view columns, b
 /// incrementally (the baseline's checksum plus the contribution of every change, which the caller compares
 /// with the server's) and work.effects; `out.tick` and `server_time_us` are left for the caller.
 result<void> apply_delta(const schema_layout& layout, const replicated_state* baseline,
-                         const replicated_state* second, extrapolation x, const delta& d, replicated_state& out,
-                         delta_workspace& work, const checksum_weights& weights, const delta_limits& limits = {});
+                         const replicated_state* second, extrapolation x, const delta& d,
+                         replicated_state& out, delta_workspace& work, const checksum_weights& weights,
+                         const delta_limits& limits = {});
 
 } // namespace ecsnet::proto

@@ -11,6 +11,9 @@
 // history no longer holds gives a full state; a second one it no longer holds, no extrapolation.
 //
 // Idle ticks: when the newest state equals the baseline, the snapshot carries no columns and no checksum.
+//
+// Cost: O(changes) for a 1-tick-old baseline (the history lists what changed since the previous tick),
+// O(entities) otherwise (whole columns compared). Not thread-safe: one encoder per thread.
 
 #include <cstddef>
 #include <cstdint>

@@ -23,6 +23,8 @@ result<void> decode_envelope(std::string_view bytes, v1::Envelope& out);
 
 /// Serializes an Envelope (deterministically: equal messages give equal bytes).
 [[nodiscard]] std::string encode_envelope(const v1::Envelope& envelope);
+/// The same into `out` (replacing its contents, reusing its memory).
+void serialize_into(const v1::Envelope& envelope, std::string& out);
 
 /// Appends the frame (length prefix + serialized envelope) of `envelope` to `out`.
 result<void> append_envelope_frame(std::string& out, const v1::Envelope& envelope);

@@ -5,9 +5,11 @@
 //
 // Capture quantizes every declared component of the registry into sorted columns (state.hpp): per
 // component, its pool's entities are scattered into a bitmap by index, the bitmap is walked in order, and
-// the components are quantized in that order. Change detection is by comparison: the encoder compares the
-// quantized columns of two ticks, so components may be written any way (views, patch, replace) and no
-// signal needs to fire for a change to be seen (bench/RESULTS.md compares this with signal tracking).
+// the components are quantized in that order. Change detection is by comparison: capture compares each new
+// column with the previous tick's and records the positions that changed (state.written), which the encoder
+// uses for 1-tick-old baselines; older baselines compare whole columns. So components may be written any
+// way (views, patch, replace) and no signal needs to fire for a change to be seen (bench/RESULTS.md compares
+// this with signal tracking). The state checksum is computed from scratch every tick.
 //
 // Identity: an entity "enters replication" when it gets its first declared component and "leaves" when it
 // loses its last one (or is destroyed). Each entry gives the index a new generation (net_entity): the
@@ -17,8 +19,8 @@
 // So a recycled index is never taken for its previous occupant, whatever baseline a client acked.
 //
 // Complexity per capture: O(entities x fields + highest index / 64). Memory: about 2 bytes per id plus the
-// field columns per stored tick (history_bytes_per_entity_tick in bench/RESULTS.md), and 16 bytes per
-// entity index ever used.
+// field columns per stored tick (22 bytes per entity per tick on the standard scene, bench/RESULTS.md);
+// the newest 4 ticks also keep their ids flat and their change lists; 32 bytes per entity index ever used.
 // Lifetime: the registry and the schema must outlive the history. Not thread-safe.
 
 #include <cstddef>
@@ -93,12 +95,12 @@ public:
 private:
     // What the history knows about an entity index.
     struct index_record {
-        entity last{null_entity};       // the entity the generation was given to
+        entity last{null_entity}; // the entity the generation was given to
         std::uint32_t generation{};
-        tick_type seen{};               // last tick the index was replicated
+        tick_type seen{}; // last tick the index was replicated
         bool ever_seen{false};
-        bool pending{false};            // generation announced by to_net, not captured yet
-        bool vacated{false};            // the occupant lost its last declared component since the last capture
+        bool pending{false}; // generation announced by to_net, not captured yet
+        bool vacated{false}; // the occupant lost its last declared component since the last capture
     };
 
     void on_component_destroyed(const registry& reg, entity e, std::size_t component);

@@ -10,14 +10,17 @@
 // the mirror destroys the entity), and to changes with on_update<Component>.
 //
 // Applying is atomic: the whole snapshot is checked first (header and its CRC, baselines known, columns
-// well formed, delta consistent with the baseline, rebuilt state matching the server's checksum) without
-// touching the mirror; only then are the registry and the history changed. Any failure returns an error
-// value and leaves everything as it was. After an unknown baseline or a checksum mismatch, the next Ack asks
-// the server for a full state (make_ack()).
+// well formed and canonical, delta consistent with the baseline, rebuilt state matching the server's
+// checksum) without touching the mirror; only then are the registry and the history changed. The checksum
+// is checked as the baseline's plus the contribution of every change, and in full every
+// `full_check_interval` snapshots and on every full state (verify() does it on demand). Any failure returns
+// an error value and leaves everything as it was. After an unknown baseline or a checksum mismatch, the next
+// Ack asks the server for a full state (make_ack()).
 //
-// Baselines: a server only ever moves a client's baselines forward (docs/protocol.md, "Acks and
-// baselines"; ack_tracker implements it), so after applying a snapshot the mirror keeps only the states
-// from that snapshot's second baseline (or baseline) on: about 3 states when acks are one tick behind.
+// Baselines: a server only ever moves a client's baselines forward (docs/protocol.md, 5.1; ack_tracker
+// implements it), so after applying a delta the mirror keeps only the states from that delta's second
+// baseline (or baseline) on: about 3 states when acks are one tick behind (a full state drops nothing: the
+// server may not have seen the client's acks yet).
 // Dropped states' buffers are reused for the next ones while they are still in the cache, which is what
 // makes applying fast. At most `depth` states are kept. Memory and time per apply are O(entities);
 // nothing allocated is beyond the limits (entities) and the snapshot's size.

@@ -29,15 +29,21 @@
 namespace ecsnet::proto {
 
 /// Wire values of the FieldEncoding enum of schema.proto.
-enum class field_encoding : std::uint8_t { fixed_point = 1, angle = 2, unsigned_integer = 3, signed_integer = 4, boolean = 5 };
+enum class field_encoding : std::uint8_t {
+    fixed_point = 1,
+    angle = 2,
+    unsigned_integer = 3,
+    signed_integer = 4,
+    boolean = 5
+};
 
 /// Wire values of the Prediction enum of schema.proto.
 enum class prediction : std::uint8_t { none = 0, linear = 1 };
 
 /// The smallest unsigned type holding Bits bits: how a column of such values is stored.
 template<unsigned Bits>
-using storage_for_bits_t =
-    std::conditional_t<(Bits <= 8), std::uint8_t, std::conditional_t<(Bits <= 16), std::uint16_t, std::uint32_t>>;
+using storage_for_bits_t = std::conditional_t<(Bits <= 8), std::uint8_t,
+                                              std::conditional_t<(Bits <= 16), std::uint16_t, std::uint32_t>>;
 
 [[nodiscard]] constexpr std::uint32_t bit_mask(unsigned bits) noexcept {
     return bits >= 32 ? 0xFFFFFFFFU : (std::uint32_t{1} << bits) - 1U;
@@ -112,8 +118,8 @@ struct integer {
     prediction predict{prediction::none};
 
     template<typename T>
-    using underlying_t = typename std::conditional_t<std::is_enum_v<T>, std::underlying_type<T>,
-                                                     std::type_identity<T>>::type;
+    using underlying_t =
+        typename std::conditional_t<std::is_enum_v<T>, std::underlying_type<T>, std::type_identity<T>>::type;
 
     template<typename T>
     static constexpr unsigned bits_for() noexcept {
@@ -121,13 +127,15 @@ struct integer {
     }
     template<typename T>
     static constexpr field_encoding encoding_for() noexcept {
-        return std::is_signed_v<underlying_t<T>> ? field_encoding::signed_integer : field_encoding::unsigned_integer;
+        return std::is_signed_v<underlying_t<T>> ? field_encoding::signed_integer
+                                                 : field_encoding::unsigned_integer;
     }
 
     template<typename T>
     [[nodiscard]] std::uint32_t quantize(T value) const noexcept {
         using U = underlying_t<T>;
-        static_assert(std::is_integral_v<U> && !std::is_same_v<U, bool>, "integer quantizes integral or enum members");
+        static_assert(std::is_integral_v<U> && !std::is_same_v<U, bool>,
+                      "integer quantizes integral or enum members");
         constexpr unsigned width = bits_for<T>();
         static_assert(width <= 32, "members wider than 32 bits need an explicit integer<Bits> of at most 32");
         const auto raw = static_cast<U>(value);

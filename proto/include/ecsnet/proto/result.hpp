@@ -25,14 +25,14 @@ enum class errc : std::uint8_t {
     version_mismatch,
     schema_mismatch,
     // snapshots
-    stale_snapshot,    // not newer than the newest tick already applied
-    unknown_baseline,  // a baseline (or second baseline) the client does not keep: ask for a full state
-    bad_header,        // header fields inconsistent (checksum presence, gaps out of range...)
+    stale_snapshot,   // not newer than the newest tick already applied
+    unknown_baseline, // a baseline (or second baseline) the client does not keep: ask for a full state
+    bad_header,       // header fields inconsistent (checksum presence, gaps out of range...)
     header_check_failed,
-    malformed_columns, // truncated or invalid packed columns (varint, count, id out of range...)
+    malformed_columns,  // truncated or invalid packed columns (varint, count, id out of range...)
     inconsistent_delta, // well-formed columns that do not fit the baseline (removing an absent id...)
-    checksum_mismatch, // the state rebuilt differs from the server's: ask for a full state
-    limit_exceeded,    // more entities or bytes than the configured limits allow
+    checksum_mismatch,  // the state rebuilt differs from the server's: ask for a full state
+    limit_exceeded,     // more entities or bytes than the configured limits allow
 };
 
 /// A short stable name of the code, e.g. "unknown_baseline".
@@ -95,6 +95,8 @@ private:
     bool failed_{false};
 };
 
-[[nodiscard]] inline error make_error(errc code, std::string message) { return error{code, std::move(message)}; }
+[[nodiscard]] inline error make_error(errc code, std::string message) {
+    return error{code, std::move(message)};
+}
 
 } // namespace ecsnet::proto

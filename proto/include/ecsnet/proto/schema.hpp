@@ -135,8 +135,8 @@ public:
     /// write() for n entities at once: locals[k] gets the values at positions[k] of `columns` (field f's
     /// values at columns[f], of the field's storage type). Invalid entities are skipped. `all_present`: every
     /// entity is known to have the component already (patch them without checking).
-    virtual void write_rows(registry& reg, const entity* locals, const std::uint32_t* positions, std::size_t n,
-                            const void* const* columns, bool all_present = false) const = 0;
+    virtual void write_rows(registry& reg, const entity* locals, const std::uint32_t* positions,
+                            std::size_t n, const void* const* columns, bool all_present = false) const = 0;
     /// Removes the component from `e` if it has one (on_destroy).
     virtual void remove(registry& reg, entity e) const = 0;
     [[nodiscard]] virtual bool contained(const registry& reg, entity e) const noexcept = 0;
@@ -237,14 +237,16 @@ struct component_decl {
     static_assert(sizeof...(Fields) <= max_fields_per_component, "at most 32 fields per component");
     static_assert((std::is_same_v<Component, typename Fields::component_type> && ...),
                   "every field must be a member of the component");
-    static_assert(std::is_default_constructible_v<Component>, "replicated components are default-constructible");
+    static_assert(std::is_default_constructible_v<Component>,
+                  "replicated components are default-constructible");
 
     std::string_view name;
     std::tuple<Fields...> fields;
 };
 
 template<typename Component, typename... Fields>
-[[nodiscard]] constexpr component_decl<Component, Fields...> component(std::string_view name, Fields... fields) {
+[[nodiscard]] constexpr component_decl<Component, Fields...> component(std::string_view name,
+                                                                       Fields... fields) {
     return {name, std::tuple<Fields...>{fields...}};
 }
 
@@ -265,7 +267,8 @@ public:
 
     [[nodiscard]] std::span<const entity> pool_entities(const registry& reg) const noexcept override {
         const auto* pool = reg.try_storage<Component>();
-        return pool == nullptr ? std::span<const entity>{} : std::span<const entity>{pool->data(), pool->size()};
+        return pool == nullptr ? std::span<const entity>{}
+                               : std::span<const entity>{pool->data(), pool->size()};
     }
 
     void quantize_rows(const registry& reg, const std::uint32_t* positions, std::size_t n,
@@ -280,18 +283,22 @@ public:
 
     void quantize_one(const registry& reg, entity e, std::uint32_t* values) const override {
         const auto& c = reg.get<Component>(e);
-        std::apply([&](const auto&... field) {
-            std::size_t at = 0;
-            ((values[at++] = field.quantize(c)), ...);
-        }, fields_);
+        std::apply(
+            [&](const auto&... field) {
+                std::size_t at = 0;
+                ((values[at++] = field.quantize(c)), ...);
+            },
+            fields_);
     }
 
     void write(registry& reg, entity e, const std::uint32_t* values) const override {
         const auto assign = [&](Component& c) {
-            std::apply([&](const auto&... field) {
-                std::size_t at = 0;
-                (field.dequantize(c, values[at++]), ...);
-            }, fields_);
+            std::apply(
+                [&](const auto&... field) {
+                    std::size_t at = 0;
+                    (field.dequantize(c, values[at++]), ...);
+                },
+                fields_);
         };
         if (reg.all_of<Component>(e)) {
             reg.patch<Component>(e, assign);
@@ -313,10 +320,12 @@ public:
 
     void assign(void* component, const double* values) const override {
         auto& c = *static_cast<Component*>(component);
-        std::apply([&](const auto&... field) {
-            std::size_t at = 0;
-            (field.assign(c, values[at++]), ...);
-        }, fields_);
+        std::apply(
+            [&](const auto&... field) {
+                std::size_t at = 0;
+                (field.assign(c, values[at++]), ...);
+            },
+            fields_);
     }
 
     void remove(registry& reg, entity e) const override { reg.remove<Component>(e); }
@@ -334,10 +343,13 @@ private:
     template<std::size_t... I>
     void quantize_rows_impl(const Component* raw, const std::uint32_t* positions, std::size_t n,
                             void* const* columns, std::index_sequence<I...>) const {
-        std::tuple<typename Fields::storage_type*...> out{static_cast<typename Fields::storage_type*>(columns[I])...};
+        std::tuple<typename Fields::storage_type*...> out{
+            static_cast<typename Fields::storage_type*>(columns[I])...};
         for (std::size_t k = 0; k < n; ++k) {
             const Component& c = raw[positions[k]];
-            ((std::get<I>(out)[k] = static_cast<typename Fields::storage_type>(std::get<I>(fields_).quantize(c))), ...);
+            ((std::get<I>(out)[k] =
+                  static_cast<typename Fields::storage_type>(std::get<I>(fields_).quantize(c))),
+             ...);
         }
     }
 
@@ -392,8 +404,8 @@ private:
 class schema {
 public:
     template<typename... Decls>
-        requires(sizeof...(Decls) >= 1 && (is_component_decl_v<Decls> && ...))
-    explicit schema(const Decls&... decls);
+    requires(sizeof...(Decls) >= 1 &&
+             (is_component_decl_v<Decls> && ...)) explicit schema(const Decls&... decls);
 
     schema(schema&&) noexcept = default;
     schema& operator=(schema&&) noexcept = default;
@@ -430,7 +442,8 @@ private:
         // A float member must represent every dequantized value exactly enough to re-quantize to the same
         // integer: checked here, once, rather than discovered as a desync.
         std::size_t at = 0;
-        std::apply([&](const auto&... field) { (check_precision(field, info.fields[at++]), ...); }, decl.fields);
+        std::apply([&](const auto&... field) { (check_precision(field, info.fields[at++]), ...); },
+                   decl.fields);
         return info;
     }
 
@@ -456,14 +469,14 @@ private:
 };
 
 template<typename... Decls>
-    requires(sizeof...(Decls) >= 1 && (is_component_decl_v<Decls> && ...))
-schema::schema(const Decls&... decls)
+requires(sizeof...(Decls) >= 1 && (is_component_decl_v<Decls> && ...)) schema::schema(const Decls&... decls)
     : layout_{std::vector<component_info>{describe(decls)...}} {
     (codecs_.push_back(make_codec(decls)), ...);
     for (std::size_t i = 0; i < codecs_.size(); ++i) {
         for (std::size_t j = i + 1; j < codecs_.size(); ++j) {
             if (codecs_[i]->type() == codecs_[j]->type()) {
-                throw std::invalid_argument("component '" + layout_[j].name + "' declares a C++ type already declared");
+                throw std::invalid_argument("component '" + layout_[j].name +
+                                            "' declares a C++ type already declared");
             }
         }
     }

@@ -17,12 +17,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <optional>
 #include <new>
-#include <type_traits>
-#include <utility>
+#include <optional>
 #include <span>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "ecsnet/ecs/compact_id_array.hpp"
@@ -124,8 +124,9 @@ public:
         }
     }
     [[nodiscard]] void* raw() noexcept {
-        return width_ == 1 ? static_cast<void*>(u8_.data())
-                           : width_ == 2 ? static_cast<void*>(u16_.data()) : static_cast<void*>(u32_.data());
+        return width_ == 1   ? static_cast<void*>(u8_.data())
+               : width_ == 2 ? static_cast<void*>(u16_.data())
+                             : static_cast<void*>(u32_.data());
     }
     [[nodiscard]] const void* raw() const noexcept { return const_cast<field_column*>(this)->raw(); }
 
@@ -182,9 +183,10 @@ public:
     std::vector<std::uint32_t> flat_entities;
     bool flat_valid{false};
 
-    /// Client states: the tick of the baseline this state was built from, and per component the positions
-    /// (in this state's columns) whose values differ from that baseline's. A later delta extrapolating
-    /// from that same baseline pair finds the moving entries there instead of comparing whole columns.
+    /// The tick this state's changes are listed against (a client state: its baseline; a recent server
+    /// state: the previous tick), and per component the positions (in this state's columns) of the entries
+    /// that continue from it with other values. Deltas whose baselines chain the same way visit only these
+    /// entries instead of comparing whole columns.
     std::optional<tick_type> written_since;
     std::vector<std::vector<std::uint32_t>> written;
 

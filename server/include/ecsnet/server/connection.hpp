@@ -30,6 +30,7 @@
 #include <asio.hpp>
 
 #include <ecsnet/ecs/entity.hpp>
+#include <ecsnet/proto/encoder.hpp>
 #include <ecsnet/proto/envelope.hpp>
 #include <ecsnet/proto/framing.hpp>
 #include <ecsnet/proto/state.hpp>
@@ -79,9 +80,8 @@ struct session {
     client_id id{};
     std::string name;
     entity avatar{null_entity};
-    std::optional<proto::tick_type> acked;        // newest tick the client applied
-    std::optional<proto::tick_type> acked_before; // the one it applied before that
-    std::optional<proto::tick_type> sent;         // newest tick sent
+    proto::ack_tracker acks;              // the baselines its acks allow (they only move forward)
+    std::optional<proto::tick_type> sent; // newest tick sent
     std::uint32_t last_input_sequence{};
     std::vector<std::pair<client_input, std::string>> inputs; // received since the last tick (payload owned)
     v1::DisconnectReason close_reason{v1::DISCONNECT_REASON_UNSPECIFIED};

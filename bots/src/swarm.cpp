@@ -1,0 +1,299 @@
+#include "ecsnet/bots/swarm.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <sys/resource.h>
+
+#include <asio/executor_work_guard.hpp>
+#include <asio/io_context.hpp>
+
+#include "ecsnet/bots/bot.hpp"
+#include "ecsnet/bots/event_log.hpp"
+
+namespace ecsnet::bots {
+
+namespace {
+
+using steady = std::chrono::steady_clock;
+
+double seconds(steady::duration d) {
+    return std::chrono::duration<double>(d).count();
+}
+
+steady::duration from_seconds(double s) {
+    return std::chrono::duration_cast<steady::duration>(std::chrono::duration<double>(std::max(0.0, s)));
+}
+
+struct cpu_times {
+    double user{};
+    double system{};
+    double peak_rss_mb{};
+};
+
+cpu_times process_cpu() {
+    rusage usage{};
+    getrusage(RUSAGE_SELF, &usage);
+    const auto to_seconds = [](const timeval& t) {
+        return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6;
+    };
+    return {to_seconds(usage.ru_utime), to_seconds(usage.ru_stime),
+            static_cast<double>(usage.ru_maxrss) / 1024.0};
+}
+
+// The threads running the io_context. A handler that throws (none should) is logged, and the thread runs on.
+class io_threads {
+public:
+    io_threads(asio::io_context& io, std::size_t count, event_log& log)
+        : io_{&io}
+        , work_{asio::make_work_guard(io)} {
+        for (std::size_t i = 0; i < count; ++i) {
+            threads_.emplace_back([this, &log] {
+                while (true) {
+                    try {
+                        io_->run();
+                        break;
+                    } catch (const std::exception& error) {
+                        log.log("internal error", error.what());
+                    }
+                }
+                ++finished_;
+            });
+        }
+    }
+    io_threads(const io_threads&) = delete;
+    io_threads& operator=(const io_threads&) = delete;
+    ~io_threads() { finish(std::chrono::milliseconds{0}); }
+
+    /// Lets the io_context run out of work for up to `grace`, then stops it and joins the threads.
+    void finish(std::chrono::milliseconds grace) {
+        work_.reset();
+        const auto deadline = steady::now() + grace;
+        while (finished_.load() < threads_.size() && steady::now() < deadline) {
+            std::this_thread::sleep_for(std::chrono::milliseconds{5});
+        }
+        io_->stop();
+        for (auto& thread : threads_) {
+            if (thread.joinable()) {
+                thread.join();
+            }
+        }
+    }
+
+private:
+    asio::io_context* io_;
+    asio::executor_work_guard<asio::io_context::executor_type> work_;
+    std::vector<std::thread> threads_;
+    std::atomic<std::size_t> finished_{0};
+};
+
+// Progress lines: what changed since the previous line.
+class progress_printer {
+public:
+    progress_printer(std::ostream& out, std::size_t bots, steady::time_point start)
+        : out_{&out}
+        , previous_applied_(bots, 0)
+        , start_{start}
+        , previous_at_{start} {}
+
+    void print(const std::vector<std::unique_ptr<bot>>& bots, steady::time_point now) {
+        const auto interval = seconds(now - previous_at_);
+        std::size_t connected = 0;
+        std::size_t connecting = 0;
+        std::size_t failed = 0;
+        std::size_t dropped = 0;
+        std::uint64_t bytes_in = 0;
+        std::uint64_t bytes_out = 0;
+        std::uint64_t desyncs = 0;
+        std::vector<double> tick_rates;
+        latency_histogram merged;
+        for (const auto& b : bots) {
+            const auto r = b->read(now);
+            b->merge_latency_into(merged);
+            auto& before = previous_applied_[b->index()];
+            switch (r.phase) {
+            case bot_phase::connected:
+                ++connected;
+                tick_rates.push_back(per_second(static_cast<double>(r.applied - std::min(before, r.applied)),
+                                                std::min(interval, r.connected_seconds)));
+                break;
+            case bot_phase::connecting:
+                ++connecting;
+                break;
+            case bot_phase::failed:
+                ++failed;
+                break;
+            case bot_phase::dropped:
+                ++dropped;
+                break;
+            default:
+                break;
+            }
+            before = r.applied;
+            bytes_in += r.bytes_in;
+            bytes_out += r.bytes_out;
+            desyncs += r.desyncs;
+        }
+        const auto recent = latency_histogram::difference(merged, previous_latency_);
+        const auto rates = summarize(tick_rates);
+        char line[512];
+        std::snprintf(
+            line, sizeof line,
+            "%6.1fs  connected %zu/%zu  connecting %zu  failed %zu  dropped %zu  |  ticks/s per bot "
+            "median %.1f min %.1f  |  latency p99 %.2f ms  |  in %s  out %s  |  desyncs %llu\n",
+            seconds(now - start_), connected, bots.size(), connecting, failed, dropped, rates.median,
+            rates.min, static_cast<double>(recent.percentile(99.0)) / 1000.0,
+            format_rate(
+                per_second(static_cast<double>(bytes_in - std::min(bytes_in, previous_in_)), interval))
+                .c_str(),
+            format_rate(
+                per_second(static_cast<double>(bytes_out - std::min(bytes_out, previous_out_)), interval))
+                .c_str(),
+            static_cast<unsigned long long>(desyncs));
+        *out_ << line << std::flush;
+        previous_latency_ = std::move(merged);
+        previous_in_ = bytes_in;
+        previous_out_ = bytes_out;
+        previous_at_ = now;
+    }
+
+private:
+    std::ostream* out_;
+    std::vector<std::uint64_t> previous_applied_;
+    latency_histogram previous_latency_;
+    std::uint64_t previous_in_{};
+    std::uint64_t previous_out_{};
+    steady::time_point start_;
+    steady::time_point previous_at_;
+};
+
+} // namespace
+
+swarm_report run_swarm(const swarm_options& options, std::ostream& progress, std::ostream& log,
+                       const std::atomic<bool>* stop) {
+    swarm_report report;
+    report.options = options;
+    report.options.threads = std::max<std::size_t>(options.threads, 1);
+    const auto& o = report.options;
+    const auto cpu_before = process_cpu();
+
+    event_log events{log, o.max_logged_events};
+    swarm_counters counters;
+    asio::io_context io{static_cast<int>(o.threads)};
+    std::vector<std::unique_ptr<bot>> bots;
+    bots.reserve(o.clients);
+    for (std::size_t i = 0; i < o.clients; ++i) {
+        bots.push_back(std::make_unique<bot>(io, i, o, counters, events));
+    }
+    io_threads threads{io, o.threads, events};
+
+    const auto start = steady::now();
+    const auto ramp_end = start + from_seconds(o.ramp_seconds);
+    const auto end = ramp_end + from_seconds(o.duration_seconds);
+    const auto connect_time = [&](std::size_t i) {
+        return o.clients <= 1 ? start
+                              : start + from_seconds(o.ramp_seconds * static_cast<double>(i) /
+                                                     static_cast<double>(o.clients));
+    };
+    const auto interval = std::max(o.progress_interval, std::chrono::milliseconds{10});
+    progress_printer printer{progress, o.clients, start};
+    auto next_progress = start + interval;
+    std::size_t launched = 0;
+    std::uint64_t last_applied = 0;
+    auto stall_since = start;
+    auto now = start;
+
+    report.ended_by = run_end::duration;
+    while (true) {
+        now = steady::now();
+        while (launched < o.clients && connect_time(launched) <= now) {
+            bots[launched++]->connect();
+        }
+        if (stop != nullptr && stop->load()) {
+            report.ended_by = run_end::interrupted;
+            char text[128];
+            std::snprintf(text, sizeof text, "stopped after %.1f s of the %.1f s planned",
+                          seconds(now - start), seconds(end - start));
+            report.end_detail = text;
+            break;
+        }
+        if (now >= end) {
+            break;
+        }
+        if (launched == o.clients && counters.ended.load() == o.clients) {
+            report.ended_by = run_end::all_bots_ended;
+            report.end_detail = "every bot failed to connect or was disconnected before the end";
+            break;
+        }
+        // Stall: bots are connected, yet none has applied a snapshot for stall_timeout.
+        const auto applied = counters.snapshots_applied.load();
+        if (counters.connected.load() == 0 || applied != last_applied) {
+            last_applied = applied;
+            stall_since = now;
+        } else if (now - stall_since >= o.stall_timeout) {
+            report.ended_by = run_end::server_stalled;
+            char text[160];
+            std::snprintf(text, sizeof text,
+                          "no snapshot applied by any of the %zu connected bots for %.1f s",
+                          counters.connected.load(), seconds(now - stall_since));
+            report.end_detail = text;
+            break;
+        }
+        if (now >= next_progress) {
+            if (!o.quiet) {
+                printer.print(bots, now);
+            }
+            next_progress += interval;
+            if (next_progress <= now) {
+                next_progress = now + interval;
+            }
+        }
+        auto wake = std::min({next_progress, end, now + std::chrono::milliseconds{20}});
+        if (launched < o.clients) {
+            wake = std::min(wake, connect_time(launched));
+        }
+        std::this_thread::sleep_until(wake);
+    }
+
+    // The measurement: every bot as it stands now, before closing changes anything.
+    std::vector<bot_reading> readings;
+    readings.reserve(bots.size());
+    latency_histogram latency;
+    std::uint64_t negative = 0;
+    for (const auto& b : bots) {
+        readings.push_back(b->read(now));
+        negative += readings.back().negative_latencies;
+        b->merge_latency_into(latency);
+    }
+    report.elapsed_seconds = seconds(now - start);
+    report.measured_seconds = now > ramp_end ? seconds(now - ramp_end) : 0.0;
+
+    // Closing: Disconnect(CLIENT_QUIT) from every bot, then a bounded wait for them to leave.
+    for (auto& b : bots) {
+        b->close();
+    }
+    const auto close_deadline = steady::now() + o.close_timeout;
+    while (steady::now() < close_deadline &&
+           !std::all_of(bots.begin(), bots.end(), [](const auto& b) { return b->settled(); })) {
+        std::this_thread::sleep_for(std::chrono::milliseconds{5});
+    }
+    bots.clear(); // no callback runs afterwards
+    threads.finish(o.close_timeout);
+    events.flush_suppressed();
+
+    const auto cpu_after = process_cpu();
+    report.cpu_user_seconds = cpu_after.user - cpu_before.user;
+    report.cpu_system_seconds = cpu_after.system - cpu_before.system;
+    report.peak_rss_mb = cpu_after.peak_rss_mb;
+    report.latency = summarize_latency(latency, negative);
+    add_readings(report, readings);
+    judge(report);
+    return report;
+}
+
+} // namespace ecsnet::bots

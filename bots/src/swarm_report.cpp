@@ -1,0 +1,362 @@
+#include "ecsnet/bots/swarm_report.hpp"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "ecsnet/bots/json_writer.hpp"
+
+namespace ecsnet::bots {
+
+namespace {
+
+double ms(std::uint64_t us) {
+    return static_cast<double>(us) / 1000.0;
+}
+
+std::string format(const char* pattern, auto... args) {
+    char text[512];
+    std::snprintf(text, sizeof text, pattern, args...);
+    return text;
+}
+
+// "connect_failed 3, server_full 2"
+std::string tally(const std::map<std::string, std::size_t>& counts) {
+    std::string out;
+    for (const auto& [reason, count] : counts) {
+        out += (out.empty() ? "" : ", ") + reason + " " + std::to_string(count);
+    }
+    return out;
+}
+
+std::string example(const swarm_report& report, const std::map<std::string, std::size_t>& counts) {
+    for (const auto& [reason, count] : counts) {
+        const auto it = report.messages.find(reason);
+        if (it != report.messages.end() && !it->second.empty()) {
+            return "; first: \"" + it->second + "\"";
+        }
+    }
+    return {};
+}
+
+void write_distribution(json_writer& json, std::string_view name, const distribution& d) {
+    json.key(name).begin_object();
+    json.member("bots", d.count);
+    json.member("min", d.min);
+    json.member("median", d.median);
+    json.member("mean", d.mean);
+    json.member("max", d.max);
+    json.end_object();
+}
+
+void write_counts(json_writer& json, std::string_view name,
+                  const std::map<std::string, std::size_t>& counts) {
+    json.key(name).begin_object();
+    for (const auto& [reason, count] : counts) {
+        json.member(reason, count);
+    }
+    json.end_object();
+}
+
+} // namespace
+
+std::string_view to_string(run_end end) noexcept {
+    switch (end) {
+    case run_end::duration:
+        return "duration";
+    case run_end::interrupted:
+        return "interrupted";
+    case run_end::all_bots_ended:
+        return "all_bots_ended";
+    case run_end::server_stalled:
+        return "server_stalled";
+    }
+    return "unknown";
+}
+
+latency_summary summarize_latency(const latency_histogram& histogram, std::uint64_t negative_samples) {
+    latency_summary out;
+    out.samples = histogram.count();
+    out.negative_samples = negative_samples;
+    if (histogram.empty()) {
+        return out;
+    }
+    out.p50_ms = ms(histogram.percentile(50.0));
+    out.p95_ms = ms(histogram.percentile(95.0));
+    out.p99_ms = ms(histogram.percentile(99.0));
+    out.p999_ms = ms(histogram.percentile(99.9));
+    out.max_ms = ms(histogram.max());
+    out.mean_ms = histogram.mean() / 1000.0;
+    return out;
+}
+
+void add_readings(swarm_report& report, const std::vector<bot_reading>& readings) {
+    report.clients_requested = readings.size();
+    std::vector<double> rates;
+    std::vector<double> ratios;
+    std::vector<double> coverage;
+    std::vector<double> bytes_in;
+    std::vector<double> bytes_out;
+    std::vector<double> connect_ms;
+    for (const auto& r : readings) {
+        report.snapshots_applied += r.applied;
+        report.inputs_sent += r.inputs_sent;
+        report.inputs_refused += r.inputs_refused;
+        report.bytes_in += r.bytes_in;
+        report.bytes_out += r.bytes_out;
+        report.desyncs += r.desyncs;
+        report.desynced_bots += r.desyncs > 0 ? 1 : 0;
+        report.snapshots_refused += r.snapshots_refused;
+        if (!r.welcomed) {
+            ++report.connect_failures;
+            std::string reason;
+            if (r.phase == bot_phase::waiting || r.phase == bot_phase::connecting) {
+                ++report.still_connecting;
+                reason = "still_connecting";
+            } else {
+                reason = std::string{client::to_string(r.ended.reason)};
+            }
+            ++report.connect_failure_reasons[reason];
+            report.messages.try_emplace(reason, r.ended.message);
+            continue;
+        }
+        ++report.clients_reached;
+        if (report.tick_rate == 0) {
+            report.tick_rate = r.tick_rate;
+        }
+        report.full_states += r.full_states;
+        if (r.phase == bot_phase::dropped) {
+            ++report.dropped;
+            const std::string reason{client::to_string(r.ended.reason)};
+            ++report.disconnects[reason];
+            report.messages.try_emplace(reason, r.ended.message);
+        }
+        connect_ms.push_back(r.connect_seconds * 1000.0);
+        if (r.connected_seconds <= 0.0) {
+            continue;
+        }
+        const auto applied = static_cast<double>(r.applied);
+        rates.push_back(per_second(applied, r.connected_seconds));
+        ratios.push_back(applied / (1.0 + static_cast<double>(r.tick_rate) * r.connected_seconds));
+        if (r.first_tick && r.last_tick && *r.last_tick >= *r.first_tick) {
+            coverage.push_back(applied / (static_cast<double>(*r.last_tick - *r.first_tick) + 1.0));
+        } else {
+            coverage.push_back(0.0);
+        }
+        bytes_in.push_back(per_second(static_cast<double>(r.bytes_in), r.connected_seconds));
+        bytes_out.push_back(per_second(static_cast<double>(r.bytes_out), r.connected_seconds));
+    }
+    report.snapshots_per_second = summarize(rates);
+    report.ticks_applied_ratio = summarize(ratios);
+    report.tick_coverage = summarize(coverage);
+    report.bytes_in_per_second = summarize(bytes_in);
+    report.bytes_out_per_second = summarize(bytes_out);
+    report.connect_ms = summarize(connect_ms);
+}
+
+void judge(swarm_report& report) {
+    auto& f = report.failures;
+    f.clear();
+    if (report.clients_reached == 0) {
+        f.push_back("no bot was welcomed by the server at " + report.options.host + ":" +
+                    std::to_string(report.options.port) + example(report, report.connect_failure_reasons));
+    }
+    if (report.connect_failures > 0) {
+        f.push_back(
+            format("%zu of %zu bots failed to connect (", report.connect_failures, report.clients_requested) +
+            tally(report.connect_failure_reasons) + ")" + example(report, report.connect_failure_reasons));
+    }
+    if (report.dropped > 0) {
+        f.push_back(format("%zu bots were disconnected during the run (", report.dropped) +
+                    tally(report.disconnects) + ")" + example(report, report.disconnects));
+    }
+    if (report.desyncs > 0) {
+        f.push_back(format("%llu desyncs (a mirror's state checksum differed from the server's) in %zu bots",
+                           static_cast<unsigned long long>(report.desyncs), report.desynced_bots));
+    }
+    if (report.ended_by == run_end::server_stalled) {
+        f.push_back("the server stopped answering: " + report.end_detail);
+    }
+    if (report.ended_by == run_end::interrupted) {
+        f.push_back("interrupted: " + report.end_detail);
+    }
+    const auto& o = report.options;
+    if (o.max_latency_p99_ms > 0.0 && report.latency.samples > 0 &&
+        report.latency.p99_ms > o.max_latency_p99_ms) {
+        f.push_back(format("update latency p99 %.2f ms is above the %.2f ms allowed", report.latency.p99_ms,
+                           o.max_latency_p99_ms));
+    }
+    if (o.min_ticks_applied_ratio > 0.0 && report.ticks_applied_ratio.count > 0 &&
+        report.ticks_applied_ratio.min < o.min_ticks_applied_ratio) {
+        f.push_back(format("a bot applied only %.3f of the ticks (at least %.3f required)",
+                           report.ticks_applied_ratio.min, o.min_ticks_applied_ratio));
+    }
+}
+
+std::string to_json(const swarm_report& r) {
+    json_writer json;
+    json.begin_object();
+    json.member("tool", "ecsnet-bots");
+    json.member("passed", r.passed());
+    json.key("failures").begin_array();
+    for (const auto& failure : r.failures) {
+        json.value(failure);
+    }
+    json.end_array();
+
+    const auto& o = r.options;
+    json.key("parameters").begin_object();
+    json.member("host", o.host);
+    json.member("port", o.port);
+    json.member("clients", o.clients);
+    json.member("ramp_seconds", o.ramp_seconds);
+    json.member("duration_seconds", o.duration_seconds);
+    json.member("behaviour", to_string(o.behaviour));
+    json.member("seed", o.seed);
+    json.member("threads", o.threads);
+    json.member("name_prefix", o.name_prefix);
+    json.member("connect_timeout_ms", o.connect_timeout.count());
+    json.member("handshake_timeout_ms", o.handshake_timeout.count());
+    json.member("idle_timeout_ms", o.idle_timeout.count());
+    json.member("stall_timeout_ms", o.stall_timeout.count());
+    json.member("max_latency_p99_ms", o.max_latency_p99_ms);
+    json.member("min_ticks_applied_ratio", o.min_ticks_applied_ratio);
+    json.end_object();
+
+    json.member("ended_by", to_string(r.ended_by));
+    json.member("end_detail", r.end_detail);
+    json.member("elapsed_seconds", r.elapsed_seconds);
+    json.member("measured_seconds", r.measured_seconds);
+    json.member("tick_rate", r.tick_rate);
+
+    json.member("clients_requested", r.clients_requested);
+    json.member("clients_reached", r.clients_reached);
+    json.member("connect_failures", r.connect_failures);
+    json.member("still_connecting", r.still_connecting);
+    write_counts(json, "connect_failure_reasons", r.connect_failure_reasons);
+    json.member("dropped", r.dropped);
+    write_counts(json, "disconnects", r.disconnects);
+    json.key("messages").begin_object();
+    for (const auto& [reason, message] : r.messages) {
+        json.member(reason, message);
+    }
+    json.end_object();
+
+    json.member("desyncs", r.desyncs);
+    json.member("desynced_bots", r.desynced_bots);
+    json.member("snapshots_refused", r.snapshots_refused);
+    json.member("full_states_received", r.full_states);
+
+    json.member("snapshots_applied", r.snapshots_applied);
+    json.member("snapshots_per_second_min", r.snapshots_per_second.min);
+    json.member("snapshots_per_second_median", r.snapshots_per_second.median);
+    write_distribution(json, "snapshots_per_second", r.snapshots_per_second);
+    json.member("ticks_applied_ratio_min", r.ticks_applied_ratio.min);
+    json.member("ticks_applied_ratio_median", r.ticks_applied_ratio.median);
+    json.member("ticks_applied_ratio_denominator", "1 + tick_rate x connected seconds");
+    write_distribution(json, "ticks_applied_ratio", r.ticks_applied_ratio);
+    json.member("tick_coverage_min", r.tick_coverage.min);
+    write_distribution(json, "tick_coverage", r.tick_coverage);
+
+    json.key("latency_ms").begin_object();
+    json.member("p50", r.latency.p50_ms);
+    json.member("p95", r.latency.p95_ms);
+    json.member("p99", r.latency.p99_ms);
+    json.member("p999", r.latency.p999_ms);
+    json.member("max", r.latency.max_ms);
+    json.member("mean", r.latency.mean_ms);
+    json.member("samples", r.latency.samples);
+    json.member("negative_samples", r.latency.negative_samples);
+    json.end_object();
+
+    json.member("bytes_in_per_second_per_client", r.bytes_in_per_second.median);
+    json.member("bytes_in_per_second_per_client_max", r.bytes_in_per_second.max);
+    json.member("bytes_out_per_second_per_client", r.bytes_out_per_second.median);
+    json.member("bytes_out_per_second_per_client_max", r.bytes_out_per_second.max);
+    write_distribution(json, "bytes_in_per_second", r.bytes_in_per_second);
+    write_distribution(json, "bytes_out_per_second", r.bytes_out_per_second);
+    json.member("bytes_in_total", r.bytes_in);
+    json.member("bytes_out_total", r.bytes_out);
+    json.member("inputs_sent", r.inputs_sent);
+    json.member("inputs_refused", r.inputs_refused);
+    write_distribution(json, "connect_time_ms", r.connect_ms);
+
+    const auto cpu = r.cpu_user_seconds + r.cpu_system_seconds;
+    json.member("bots_cpu_seconds", cpu);
+    json.key("cpu").begin_object();
+    json.member("user_seconds", r.cpu_user_seconds);
+    json.member("system_seconds", r.cpu_system_seconds);
+    json.member("percent_of_one_core", r.elapsed_seconds > 0.0 ? 100.0 * cpu / r.elapsed_seconds : 0.0);
+    json.end_object();
+    json.member("peak_rss_mb", r.peak_rss_mb);
+    json.end_object();
+    return json.str() + "\n";
+}
+
+std::string format_rate(double bytes_per_second) {
+    if (bytes_per_second >= 1e6) {
+        return format("%.2f MB/s", bytes_per_second / 1e6);
+    }
+    if (bytes_per_second >= 1e3) {
+        return format("%.1f kB/s", bytes_per_second / 1e3);
+    }
+    return format("%.0f B/s", bytes_per_second);
+}
+
+void print_summary(std::ostream& out, const swarm_report& r) {
+    const auto& o = r.options;
+    const auto row = [&out](const char* label, const std::string& text) {
+        out << format("  %-24s %s\n", label, text.c_str());
+    };
+    out << format(
+        "\necsnet-bots: %zu bots (%s) against %s:%u, %.1f s measured after a %.1f s ramp; ended by %s\n",
+        o.clients, std::string{to_string(o.behaviour)}.c_str(), o.host.c_str(), static_cast<unsigned>(o.port),
+        r.measured_seconds, o.ramp_seconds, std::string{to_string(r.ended_by)}.c_str());
+    if (!r.end_detail.empty()) {
+        out << "  (" << r.end_detail << ")\n";
+    }
+    row("clients reached", format("%zu / %zu", r.clients_reached, r.clients_requested));
+    row("connect failures", r.connect_failures == 0 ? "0"
+                                                    : format("%zu (", r.connect_failures) +
+                                                          tally(r.connect_failure_reasons) + ")");
+    row("dropped during the run",
+        r.dropped == 0 ? "0" : format("%zu (", r.dropped) + tally(r.disconnects) + ")");
+    row("desyncs", format("%llu in %zu bots", static_cast<unsigned long long>(r.desyncs), r.desynced_bots));
+    if (r.clients_reached == 0) {
+        row("per-bot figures", "none: no bot was welcomed");
+    } else {
+        row("snapshots/s per bot",
+            format("min %.1f  median %.1f  max %.1f  (server tick rate %u Hz)", r.snapshots_per_second.min,
+                   r.snapshots_per_second.median, r.snapshots_per_second.max, r.tick_rate));
+        row("ticks applied ratio",
+            format("min %.3f  median %.3f  (tick coverage min %.3f)", r.ticks_applied_ratio.min,
+                   r.ticks_applied_ratio.median, r.tick_coverage.min));
+        row("update latency", format("p50 %.2f ms  p95 %.2f ms  p99 %.2f ms  max %.2f ms  (%llu samples)",
+                                     r.latency.p50_ms, r.latency.p95_ms, r.latency.p99_ms, r.latency.max_ms,
+                                     static_cast<unsigned long long>(r.latency.samples)));
+        row("bytes in per bot", "median " + format_rate(r.bytes_in_per_second.median) + "  max " +
+                                    format_rate(r.bytes_in_per_second.max));
+        row("bytes out per bot", "median " + format_rate(r.bytes_out_per_second.median) + "  max " +
+                                     format_rate(r.bytes_out_per_second.max));
+        row("connect time", format("median %.1f ms  max %.1f ms", r.connect_ms.median, r.connect_ms.max));
+        row("inputs", format("sent %llu  refused %llu", static_cast<unsigned long long>(r.inputs_sent),
+                             static_cast<unsigned long long>(r.inputs_refused)));
+    }
+    row("snapshots refused",
+        format("%llu  (full states received %llu)", static_cast<unsigned long long>(r.snapshots_refused),
+               static_cast<unsigned long long>(r.full_states)));
+    const auto cpu = r.cpu_user_seconds + r.cpu_system_seconds;
+    row("bots' CPU", format("user %.2f s  system %.2f s  (%.0f%% of one core); peak RSS %.0f MB",
+                            r.cpu_user_seconds, r.cpu_system_seconds,
+                            r.elapsed_seconds > 0.0 ? 100.0 * cpu / r.elapsed_seconds : 0.0, r.peak_rss_mb));
+    if (r.passed()) {
+        out << "\nPASSED\n";
+    } else {
+        out << "\nFAILED\n";
+        for (const auto& failure : r.failures) {
+            out << "  - " << failure << '\n';
+        }
+    }
+    out << std::flush;
+}
+
+} // namespace ecsnet::bots
