@@ -7,6 +7,7 @@
 // server stalled, an interruption, or a --max-latency-p99-ms / --min-ticks-ratio threshold missed: the
 // summary says which); 2 for bad arguments or a report that cannot be written.
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <csignal>
@@ -14,6 +15,8 @@
 #include <fstream>
 #include <iostream>
 #include <string>
+
+#include <sys/resource.h>
 
 #include <CLI/CLI.hpp>
 
@@ -25,6 +28,24 @@ std::atomic<bool> interrupted{false};
 
 extern "C" void on_signal(int) {
     interrupted.store(true);
+}
+
+// One socket per bot: raise the soft limit on open files (often 1024) up to the hard limit if needed. If even
+// that is too low, the bots beyond it fail to connect ("Too many open files") and the summary says so.
+void allow_sockets(std::size_t bots) {
+    rlimit limit{};
+    if (getrlimit(RLIMIT_NOFILE, &limit) != 0) {
+        return;
+    }
+    const auto wanted = static_cast<rlim_t>(bots + 64);
+    if (limit.rlim_cur != RLIM_INFINITY && limit.rlim_cur < wanted) {
+        limit.rlim_cur = limit.rlim_max == RLIM_INFINITY ? wanted : std::min(wanted, limit.rlim_max);
+        static_cast<void>(setrlimit(RLIMIT_NOFILE, &limit));
+        if (limit.rlim_cur < wanted) {
+            std::cerr << "ecsnet-bots: at most " << limit.rlim_cur << " open files allowed (ulimit -Hn): "
+                      << "some of the " << bots << " bots will fail to connect\n";
+        }
+    }
 }
 
 } // namespace
@@ -103,6 +124,7 @@ int main(int argc, char** argv) {
     options.idle_timeout = to_ms(idle_timeout);
     options.stall_timeout = to_ms(stall_timeout);
 
+    allow_sockets(options.clients);
     std::signal(SIGINT, on_signal);
     std::signal(SIGTERM, on_signal);
     std::signal(SIGPIPE, SIG_IGN);

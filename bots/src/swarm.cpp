@@ -144,7 +144,7 @@ public:
         char line[512];
         std::snprintf(
             line, sizeof line,
-            "%6.1fs  connected %zu/%zu  connecting %zu  failed %zu  dropped %zu  |  ticks/s per bot "
+            "%6.1fs  connected %zu/%zu  connecting %zu  failed %zu  disconnected %zu  |  ticks/s per bot "
             "median %.1f min %.1f  |  latency p99 %.2f ms  |  in %s  out %s  |  desyncs %llu\n",
             seconds(now - start_), connected, bots.size(), connecting, failed, dropped, rates.median,
             rates.min, static_cast<double>(recent.percentile(99.0)) / 1000.0,

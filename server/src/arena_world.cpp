@@ -106,27 +106,28 @@ void arena_world::build_systems() {
         });
 
     // Every mover moves, bounces off the edges and faces where it goes. The hot system.
-    scheduler_->add("move", ecsnet::system<writes<Transform, Mover>, per_entity>{}, [](auto& ctx) {
-        const auto dt = static_cast<float>(ctx.tick().delta_seconds);
-        ctx.parallel_each([dt](Transform& t, Mover& m) {
-            if (m.vx == 0.0F && m.vy == 0.0F) {
-                return;
-            }
-            float x = t.x + m.vx * dt;
-            float y = t.y + m.vy * dt;
-            if (std::fabs(x) > edge) {
-                m.vx = -m.vx;
-                x = std::clamp(x, static_cast<float>(-edge), static_cast<float>(edge));
-            }
-            if (std::fabs(y) > edge) {
-                m.vy = -m.vy;
-                y = std::clamp(y, static_cast<float>(-edge), static_cast<float>(edge));
-            }
-            t.x = x;
-            t.y = y;
-            t.yaw = heading_of(m);
-        });
-    });
+    scheduler_->add("move", ecsnet::system<writes<Transform, Mover>, per_entity, owning_group>{},
+                    [](auto& ctx) {
+                        const auto dt = static_cast<float>(ctx.tick().delta_seconds);
+                        ctx.parallel_each([dt](Transform& t, Mover& m) {
+                            if (m.vx == 0.0F && m.vy == 0.0F) {
+                                return;
+                            }
+                            float x = t.x + m.vx * dt;
+                            float y = t.y + m.vy * dt;
+                            if (std::fabs(x) > edge) {
+                                m.vx = -m.vx;
+                                x = std::clamp(x, static_cast<float>(-edge), static_cast<float>(edge));
+                            }
+                            if (std::fabs(y) > edge) {
+                                m.vy = -m.vy;
+                                y = std::clamp(y, static_cast<float>(-edge), static_cast<float>(edge));
+                            }
+                            t.x = x;
+                            t.y = y;
+                            t.yaw = heading_of(m);
+                        });
+                    });
 
     // 1% of the entities gain or lose up to 25 health.
     scheduler_->add("health", ecsnet::system<writes<Health>, per_entity>{}, [seed](auto& ctx) {

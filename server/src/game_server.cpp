@@ -325,7 +325,13 @@ void game_server::handle_ack(connection& from, const v1::Ack& ack) {
     s.acks.on_ack(ack, history_.empty() ? 0 : history_.newest_tick());
     if (ack.full_state_requested()) {
         s.sent.reset(); // resend the newest tick, in full
+        s.ack_anchor.reset();
         from.want_snapshot();
+        return;
+    }
+    if (!s.ack_anchor || ack.tick() > *s.ack_anchor) {
+        s.ack_anchor = ack.tick();
+        from.want_snapshot(); // a client held back by flow control may take the newest tick now
     }
 }
 
@@ -352,12 +358,19 @@ std::shared_ptr<const std::string> game_server::next_snapshot(connection& to) {
     if (history_.empty() || (s.sent && *s.sent >= history_.newest_tick())) {
         return nullptr;
     }
+    if (s.sent && s.ack_anchor && *s.sent - *s.ack_anchor >= options_.max_unacked_ticks) {
+        metrics_.snapshots_held.add(); // resumed by its next ack (handle_ack)
+        return nullptr;
+    }
     const auto cached_before = encoder_.cached();
     auto snapshot = encoder_.encode(s.acks.next());
     if (encoder_.cached() != cached_before) {
         metrics_.snapshots_encoded.add();
     }
     s.sent = snapshot->tick;
+    if (!s.ack_anchor) {
+        s.ack_anchor = snapshot->tick;
+    }
     metrics_.snapshot_size.observe(static_cast<double>(snapshot->frame.size()));
     return std::shared_ptr<const std::string>{snapshot, &snapshot->frame};
 }

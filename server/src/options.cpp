@@ -53,6 +53,10 @@ parsed_options parse_options(int argc, const char* const* argv) {
                    "a client with more bytes waiting to be sent is disconnected with SLOW_CONSUMER")
         ->check(CLI::Range(std::size_t{1024}, std::size_t{1} << 30))
         ->capture_default_str();
+    app.add_option("--max-unacked-ticks", options.max_unacked_ticks,
+                   "snapshots stop until the client acks, once this many ticks are unacknowledged")
+        ->check(CLI::Range(std::uint32_t{1}, std::uint32_t{30}))
+        ->capture_default_str();
     app.add_option("--max-frame-size", options.max_frame_size, "largest frame accepted from a client")
         ->check(CLI::Range(std::size_t{64}, std::size_t{64} << 20))
         ->capture_default_str();

@@ -40,6 +40,9 @@ server_metrics::server_metrics()
     , refused_inputs{registry.add_counter(
           "ecsnet_refused_inputs_total", "Inputs the world refused (malformed, or aimed at another entity).")}
     , snapshots_encoded{registry.add_counter("ecsnet_snapshots_encoded_total",
-                                             "Distinct snapshots encoded (cache misses).")} {}
+                                             "Distinct snapshots encoded (cache misses).")}
+    , snapshots_held{registry.add_counter(
+          "ecsnet_snapshots_held_total",
+          "Snapshots not sent because the client had too many ticks unacknowledged (flow control).")} {}
 
 } // namespace ecsnet::server

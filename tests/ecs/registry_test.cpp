@@ -1,6 +1,7 @@
 // The registry: entity lifecycle, component operations, signals, bitsets, capacities and misuse.
 
 #include <cstdint>
+#include <random>
 #include <string>
 #include <utility>
 #include <vector>
@@ -247,6 +248,159 @@ TEST(Registry, TypeNamesAreReadable) {
     EXPECT_EQ(ecsnet::type_name<int>(), "int");
     EXPECT_NE(ecsnet::type_id<Position>(), ecsnet::type_id<Velocity>());
     EXPECT_EQ(ecsnet::type_id<const Position&>(), ecsnet::type_id<Position>());
+}
+
+// pool_handle<T>() against the registry's own functions: two registries receive the same random operations,
+// one through registry.emplace/patch/replace/remove, the other through pool handles obtained before any
+// component exists (and kept while more pools and groups are created). Signals, bitsets, group contents
+// and pool orders must stay identical after every step; try_patch refuses absent components and stale ids.
+TEST(Registry, PoolHandleMatchesTheRegistrysOwnWritePath) {
+    ecsnet::registry direct;
+    ecsnet::registry handled;
+    auto position = handled.pool_handle<Position>();
+    auto frozen = handled.pool_handle<Frozen>();
+    auto velocity = handled.pool_handle<Velocity>();
+    std::vector<std::string> direct_events;
+    std::vector<std::string> handled_events;
+    const auto listen = [](ecsnet::registry& registry, std::vector<std::string>& events) {
+        const auto record = [&events](const char* what) {
+            return [&events, what](ecsnet::registry&, entity e) {
+                events.push_back(std::string{what} + std::to_string(ecsnet::to_integral(e)));
+            };
+        };
+        registry.on_construct<Position>().connect(record("c"));
+        registry.on_update<Position>().connect(record("u"));
+        registry.on_destroy<Position>().connect(record("d"));
+        registry.on_construct<Frozen>().connect(record("F"));
+        registry.on_destroy<Frozen>().connect(record("f"));
+    };
+    listen(direct, direct_events);
+    // The handle's sinks are the registry's.
+    position.on_update().connect(
+        [&handled_events](ecsnet::registry&, entity) { handled_events.push_back("h"); });
+    direct.on_update<Position>().connect(
+        [&direct_events](ecsnet::registry&, entity) { direct_events.push_back("h"); });
+    listen(handled, handled_events);
+    // Groups over the written types: full-owning, and non-owning with an exclusion.
+    const auto direct_owning = direct.group<Position, Velocity>();
+    const auto handled_owning = handled.group<Position, Velocity>();
+    const auto direct_free = direct.group<>(ecsnet::get<Position>, ecsnet::exclude<Frozen>);
+    const auto handled_free = handled.group<>(ecsnet::get<Position>, ecsnet::exclude<Frozen>);
+    // More pools after the handles, past 64 types (the bitsets widen): the records they point to stay put.
+    [&handled]<int... I>(std::integer_sequence<int, I...>) {
+        (static_cast<void>(handled.pool_handle<Kind<I>>()), ...);
+    }
+    (std::make_integer_sequence<int, 70>{});
+
+    std::mt19937 rng{20261121};
+    std::vector<entity> direct_entities;
+    std::vector<entity> handled_entities;
+    std::vector<entity> stale;
+    const auto pick = [&](std::size_t n) {
+        return std::uniform_int_distribution<std::size_t>{0, n - 1}(rng);
+    };
+    for (int step = 0; step < 4000; ++step) {
+        const int op = std::uniform_int_distribution<int>{0, 99}(rng);
+        if (direct_entities.empty() || op < 10) {
+            direct_entities.push_back(direct.create());
+            handled_entities.push_back(handled.create());
+            ASSERT_EQ(direct_entities.back(), handled_entities.back());
+            continue;
+        }
+        const auto k = pick(direct_entities.size());
+        const auto d = direct_entities[k];
+        const auto h = handled_entities[k];
+        const float value = static_cast<float>(step);
+        if (op < 15) {
+            direct.destroy(d);
+            handled.destroy(h);
+            stale.push_back(h);
+            direct_entities.erase(direct_entities.begin() + static_cast<std::ptrdiff_t>(k));
+            handled_entities.erase(handled_entities.begin() + static_cast<std::ptrdiff_t>(k));
+        } else if (op < 35) {
+            if (!direct.all_of<Position>(d)) {
+                direct.emplace<Position>(d, value, -value);
+                EXPECT_EQ(position.emplace(h, value, -value).x, value);
+            }
+        } else if (op < 50) {
+            const bool has = direct.all_of<Position>(d);
+            if (has) {
+                direct.patch<Position>(d, [&](Position& p) { p.y = value; });
+            }
+            auto* patched = position.try_patch(h, [&](Position& p) { p.y = value; });
+            ASSERT_EQ(patched != nullptr, has);
+            if (has) {
+                EXPECT_EQ(patched->y, value);
+                EXPECT_EQ(handled.get<Position>(h).y, value);
+            }
+        } else if (op < 58) {
+            if (direct.all_of<Position>(d)) {
+                direct.replace<Position>(d, value, value);
+                EXPECT_EQ(position.replace(h, value, value).x, value);
+                direct.patch<Position>(d, [](Position& p) { p.x += 1.F; });
+                position.patch(h, [](Position& p) { p.x += 1.F; });
+            }
+        } else if (op < 70) {
+            const auto removed = direct.remove<Position>(d);
+            EXPECT_EQ(position.remove(h), removed);
+        } else if (op < 78) {
+            if (!direct.all_of<Velocity>(d)) {
+                direct.emplace<Velocity>(d, value, value);
+                velocity.emplace(h, value, value);
+            } else {
+                direct.remove<Velocity>(d);
+                EXPECT_EQ(velocity.remove(h), 1U);
+            }
+        } else if (op < 90) {
+            if (!direct.all_of<Frozen>(d)) {
+                direct.emplace<Frozen>(d);
+                frozen.emplace(h);
+            } else {
+                direct.remove<Frozen>(d);
+                EXPECT_EQ(frozen.remove(h), 1U);
+            }
+        } else if (!stale.empty()) {
+            // A stale identifier (its slot possibly reused): nothing found, nothing called, nothing fired.
+            const auto old = stale[pick(stale.size())];
+            bool called = false;
+            const auto before = handled_events.size();
+            EXPECT_EQ(position.try_patch(old, [&](Position&) { called = true; }), nullptr);
+            EXPECT_FALSE(called);
+            EXPECT_EQ(handled_events.size(), before);
+            EXPECT_FALSE(position.contains(old));
+            EXPECT_EQ(position.try_get(old), nullptr);
+        }
+
+        // Invariants after every step.
+        ASSERT_EQ(direct_events, handled_events) << "step " << step;
+        ASSERT_EQ(direct_owning.size(), handled_owning.size());
+        ASSERT_EQ(direct_free.size(), handled_free.size());
+        const auto& dp = direct.storage<Position>();
+        const auto& hp = position.storage();
+        ASSERT_EQ(&hp, &handled.storage<Position>());
+        ASSERT_EQ(dp.size(), hp.size());
+        for (std::size_t i = 0; i < dp.size(); ++i) {
+            ASSERT_EQ(dp[i], hp[i]); // same order: the owning group sorted both the same way
+            ASSERT_EQ(direct.get<Position>(dp[i]).x, handled.get<Position>(hp[i]).x);
+            ASSERT_EQ(direct.get<Position>(dp[i]).y, handled.get<Position>(hp[i]).y);
+        }
+        ASSERT_EQ(direct.storage<Velocity>().size(), velocity.storage().size());
+        ASSERT_EQ(direct.storage<Frozen>().size(), frozen.storage().size());
+        for (std::size_t i = 0; i < direct_entities.size(); ++i) {
+            const auto d = direct_entities[i];
+            const auto h = handled_entities[i];
+            ASSERT_EQ((direct.all_of<Position>(d)), (handled.all_of<Position>(h)));
+            ASSERT_EQ((direct.all_of<Position>(d)), position.contains(h));
+            ASSERT_EQ((direct.all_of<Velocity>(d)), (handled.all_of<Velocity>(h)));
+            ASSERT_EQ((direct.all_of<Frozen>(d)), (handled.all_of<Frozen>(h)));
+            ASSERT_EQ((direct.all_of<Position, Velocity>(d)), (handled.all_of<Position, Velocity>(h)));
+            ASSERT_EQ(direct_owning.contains(d), handled_owning.contains(h));
+            ASSERT_EQ(handled_owning.contains(h), (handled.all_of<Position, Velocity>(h)));
+            ASSERT_EQ(direct_free.contains(d), handled_free.contains(h));
+            ASSERT_EQ(handled_free.contains(h), handled.all_of<Position>(h) && !handled.all_of<Frozen>(h));
+        }
+    }
+    EXPECT_GT(handled_owning.size() + handled_free.size(), 0U);
 }
 
 #if ECSNET_ASSERTS_ENABLED

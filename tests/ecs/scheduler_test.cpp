@@ -1269,4 +1269,83 @@ TEST(SchedulerDescribeTest, PrintsPhasesChainsLevelsAndReasons) {
     EXPECT_EQ(graph.phases()[0].roots.size(), 2U);
 }
 
+// ---- owning_group: a system iterating the full-owning group of its types -----------------------------
+
+struct GroupedPosition {
+    float x;
+};
+struct GroupedVelocity {
+    float dx;
+};
+struct GroupedFrozen {};
+
+// Moves every unfrozen entity with the same function, over a group or over a view; returns the positions.
+template<bool Grouped>
+std::vector<float> run_grouped_world(std::size_t threads) {
+    ecsnet::registry registry;
+    std::vector<ecsnet::entity> entities;
+    for (std::size_t i = 0; i < 5000; ++i) {
+        const auto e = registry.create();
+        if (i % 3 != 0) {
+            registry.emplace<GroupedVelocity>(e, static_cast<float>(i % 7));
+        }
+        registry.emplace<GroupedPosition>(e, static_cast<float>(i));
+        if (i % 11 == 0) {
+            registry.emplace<GroupedFrozen>(e);
+        }
+        entities.push_back(e);
+    }
+    ecsnet::scheduler tick{registry, options(threads, ecsnet::access_check::declared)};
+    const auto move = [](auto& ctx) {
+        ctx.parallel_each([](GroupedPosition& p, const GroupedVelocity& v) { p.x += v.dx; }, 256);
+    };
+    if constexpr (Grouped) {
+        tick.add("move",
+                 ecsnet::system<writes<GroupedPosition>, reads<GroupedVelocity>,
+                                ecsnet::exclude_t<GroupedFrozen>, per_entity, ecsnet::owning_group>{},
+                 move);
+    } else {
+        tick.add("move",
+                 ecsnet::system<writes<GroupedPosition>, reads<GroupedVelocity>,
+                                ecsnet::exclude_t<GroupedFrozen>, per_entity>{},
+                 move);
+    }
+    tick.add("spawn", ecsnet::system<reads<GroupedPosition>>{}, [](auto& ctx) {
+        // Structural changes each tick: the group must stay exact through the command buffer.
+        const auto e = ctx.commands().create();
+        ctx.commands().template emplace<GroupedPosition>(e, 0.0F);
+        ctx.commands().template emplace<GroupedVelocity>(e, 1.0F);
+    });
+    for (int t = 0; t < 20; ++t) {
+        tick.run_tick(0.1);
+    }
+    if constexpr (Grouped) {
+        EXPECT_TRUE(registry.owned<GroupedPosition>());
+        EXPECT_TRUE(registry.owned<GroupedVelocity>());
+    }
+    std::vector<float> positions;
+    registry.each([&](ecsnet::entity e) {
+        if (const auto* p = registry.try_get<GroupedPosition>(e)) {
+            positions.push_back(p->x);
+        }
+    });
+    return positions;
+}
+
+TEST(SchedulerGroupTest, AnOwningGroupSystemComputesWhatTheViewSystemDoes) {
+    const auto reference = run_grouped_world<false>(1);
+    EXPECT_EQ(run_grouped_world<true>(1), reference);
+    EXPECT_EQ(run_grouped_world<true>(2), reference);
+}
+
+TEST(SchedulerGroupTest, ConflictingOwnershipIsRefusedAtBuild) {
+    ecsnet::registry registry;
+    ecsnet::scheduler tick{registry, options(1)};
+    tick.add("a", ecsnet::system<writes<GroupedPosition, GroupedVelocity>, ecsnet::owning_group>{},
+             [](auto&) {});
+    tick.add("b", ecsnet::system<writes<GroupedPosition, GroupedFrozen>, ecsnet::owning_group>{},
+             [](auto&) {});
+    EXPECT_THROW(tick.build(), ecsnet::group_error);
+}
+
 } // namespace

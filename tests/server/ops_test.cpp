@@ -89,7 +89,7 @@ TEST(Logging, JsonLinesEscapeWhateverTheMessageHolds) {
     const std::vector<std::string> messages{
         "plain",
         "quote \" backslash \\ newline \n tab \t",
-        std::string{"nul \0 bell \a del \x7f", 20},
+        std::string{"nul \0 bell \a del \x7f", 18}, // the literal's 18 characters, NUL included
         "utf-8 caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x8e\xae",
         "broken utf-8 \xc3 \xff \xed\xa0\x80 \xf4\x90\x80\x80 end",
     };

@@ -255,4 +255,44 @@ TEST(Sessions, UnexpectedMessagesAndAcksOfUnsentTicksAreProtocolErrors) {
     EXPECT_EQ(reason->reason(), v1::PROTOCOL_ERROR);
 }
 
+TEST(Sessions, AClientThatStopsAckingIsHeldToTheWindowThenResumesWithDeltas) {
+    auto options = test_options();
+    options.max_unacked_ticks = 5;
+    running_server server{options};
+    bystander watcher{server.port(), 2000ms};
+
+    raw_client lagging{server.port()};
+    lagging.send_hello(arena::replicated_schema(), "lagging");
+    std::vector<v1::Snapshot> received;
+    const auto read_snapshots = [&](std::chrono::milliseconds duration) {
+        const auto deadline = steady::now() + duration;
+        while (steady::now() < deadline) {
+            if (auto message = lagging.read(100ms); message && message->has_snapshot()) {
+                received.push_back(message->snapshot());
+            }
+        }
+    };
+    // 1 s is 30 ticks; without acks the window lets 6 through (the first, then 5 more).
+    read_snapshots(1000ms);
+    ASSERT_FALSE(received.empty());
+    EXPECT_LE(received.size(), 6U);
+    for (std::size_t i = 1; i < received.size(); ++i) {
+        EXPECT_LE(received[i].tick() - received.front().tick(), options.max_unacked_ticks);
+    }
+    EXPECT_GT(server.get().metrics().snapshots_held.value(), 0U);
+
+    // An ack of the newest tick it received reopens the window; what follows is delta-coded against it.
+    const auto acked = received.back().tick();
+    v1::Envelope ack;
+    ack.mutable_ack()->set_tick(acked);
+    lagging.send(ack);
+    received.clear();
+    read_snapshots(300ms);
+    ASSERT_FALSE(received.empty()) << "the ack did not resume the snapshots";
+    EXPECT_GT(received.front().tick(), acked);
+    EXPECT_FALSE(received.front().full_state());
+    EXPECT_EQ(received.front().tick() - 1 - received.front().baseline_gap(), acked);
+    watcher.expect_unharmed(2000ms);
+}
+
 } // namespace

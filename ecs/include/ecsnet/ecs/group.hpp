@@ -361,6 +361,13 @@ public:
     /// header comment for what func may change).
     template<typename Func>
     void each(Func func) const {
+        each_in(0, ~size_type{}, func);
+    }
+
+    /// each() over the members at positions [first, last) only (clamped to size()): what a scheduler's
+    /// parallel chunks iterate, each its own range.
+    template<typename Func>
+    void each_in(size_type first, size_type last, Func& func) const {
         static_assert(detail::applicable<Func&, entity_args_tuple>::value ||
                           detail::applicable<Func&, args_tuple>::value,
                       "each() takes func(entity, components...) or func(components...), tags left out");
@@ -369,14 +376,14 @@ public:
             // which is what makes removing the current entity safe; when func only writes components, the
             // compiler sees that nothing it reads can change and the loop is the plain array loop.
             const auto& lead = *std::get<0>(owned_);
-            for (size_type pos = 0; pos < handler_->extent();) {
+            for (size_type pos = first; pos < std::min(last, handler_->extent());) {
                 const entity e = lead.data()[pos];
                 invoke(func, e, pos, std::index_sequence_for<Owned...>{}, std::index_sequence_for<Get...>{});
                 pos = (pos < handler_->extent() && lead.data()[pos] == e) ? pos + 1 : pos;
             }
         } else {
             const auto& members = handler_->members();
-            for (size_type pos = 0; pos < members.size();) {
+            for (size_type pos = first; pos < std::min(last, members.size());) {
                 const entity e = members.data()[pos];
                 invoke(func, e, pos, std::index_sequence<>{}, std::index_sequence_for<Get...>{});
                 pos = (pos < members.size() && members.data()[pos] == e) ? pos + 1 : pos;
@@ -526,7 +533,8 @@ private:
     void invoke(Func& func, entity e, size_type pos, std::index_sequence<O...>,
                 std::index_sequence<G...>) const {
         if constexpr (detail::applicable<Func&, entity_args_tuple>::value) {
-            std::apply(func, std::tuple_cat(std::tuple<entity>{e}, owned_args<O>(pos)..., get_args<G>(e, pos)...));
+            std::apply(func,
+                       std::tuple_cat(std::tuple<entity>{e}, owned_args<O>(pos)..., get_args<G>(e, pos)...));
         } else {
             std::apply(func, std::tuple_cat(owned_args<O>(pos)..., get_args<G>(e, pos)...));
         }

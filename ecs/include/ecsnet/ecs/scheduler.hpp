@@ -317,6 +317,10 @@ private:
         }
         void prepare(Registry& registry) override {
             prepare_all(registry, typename Signature::access_list{}, typename Signature::exclude_list{});
+            if constexpr (Signature::is_owning_group) {
+                // Created (and filled) now, single-threaded: during ticks systems only look it up.
+                static_cast<void>(system_context<Registry, Signature>::make_group(registry));
+            }
         }
         void* instance() noexcept override { return std::addressof(callable); }
 

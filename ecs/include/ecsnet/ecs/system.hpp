@@ -24,6 +24,8 @@
 // - after<S...>       system types that must have finished (this tick) before this one starts.
 // - per_entity        a promise that each call of the iteration function writes only the components of
 //                     the entity it is given; it unlocks ctx.parallel_each().
+// - owning_group      iterate the full-owning group of the accessed types instead of a view (the hot
+//                     systems: plain loops over aligned arrays).
 //
 // Spell it `ecsnet::system`: under `using namespace ecsnet`, `system` is ambiguous with C's ::system().
 //
@@ -57,6 +59,13 @@ struct after final : type_list<System...> {};
 /// The system's writes touch only the entity being visited: its iteration may be split across threads.
 struct per_entity final {};
 
+/// The system iterates the full-owning group of the types it accesses, group<W..., const
+/// R...>(exclude<X...>), instead of a view: its pools are kept packed and aligned (seed 002), so iteration is
+/// a plain loop over arrays. The scheduler creates the group at build(); a type can be owned by one group
+/// only, so two owning systems must not share a type unless their groups nest (group_error at build()
+/// otherwise).
+struct owning_group final {};
+
 template<typename Registry, typename Signature>
 class system_context;
 
@@ -83,9 +92,8 @@ inline constexpr bool dependent_false = false;
 // What one part of a signature contributes; anything else is refused with a readable message.
 template<typename Part>
 struct signature_part {
-    static_assert(
-        dependent_false<Part>,
-        "a system signature takes reads<...>, writes<...>, exclude_t<...>, after<...> and per_entity");
+    static_assert(dependent_false<Part>, "a system signature takes reads<...>, writes<...>, exclude_t<...>, "
+                                         "after<...>, per_entity and owning_group");
 };
 struct empty_part {
     using read_list = type_list<>;
@@ -94,6 +102,7 @@ struct empty_part {
     using after_list = type_list<>;
     static constexpr std::size_t reads_parts = 0, writes_parts = 0, exclude_parts = 0, after_parts = 0;
     static constexpr std::size_t per_entity_parts = 0;
+    static constexpr std::size_t owning_group_parts = 0;
 };
 template<typename... Type>
 struct signature_part<reads<Type...>> : empty_part {
@@ -118,6 +127,10 @@ struct signature_part<after<System...>> : empty_part {
 template<>
 struct signature_part<per_entity> : empty_part {
     static constexpr std::size_t per_entity_parts = 1;
+};
+template<>
+struct signature_part<owning_group> : empty_part {
+    static constexpr std::size_t owning_group_parts = 1;
 };
 
 template<typename List>
@@ -157,6 +170,7 @@ struct system {
     /// Every component the system may touch: its writes, then its reads.
     using access_list = detail::concat_t<write_list, read_list>;
     static constexpr bool is_per_entity = (detail::signature_part<Part>::per_entity_parts + ... + 0) != 0;
+    static constexpr bool is_owning_group = (detail::signature_part<Part>::owning_group_parts + ... + 0) != 0;
 
     static_assert((detail::signature_part<Part>::reads_parts + ... + 0) <= 1, "reads<...> appears twice");
     static_assert((detail::signature_part<Part>::writes_parts + ... + 0) <= 1, "writes<...> appears twice");
@@ -165,6 +179,9 @@ struct system {
     static_assert((detail::signature_part<Part>::after_parts + ... + 0) <= 1, "after<...> appears twice");
     static_assert((detail::signature_part<Part>::per_entity_parts + ... + 0) <= 1,
                   "per_entity appears twice");
+    static_assert((detail::signature_part<Part>::owning_group_parts + ... + 0) <= 1,
+                  "owning_group appears twice");
+    static_assert(!is_owning_group || access_list::size != 0, "owning_group needs types to own");
     static_assert(detail::all_plain<access_list>::value && detail::all_plain<exclude_list>::value,
                   "declare plain component types: reads<Position>, not reads<const Position&>");
     static_assert(detail::all_unique<read_list>::value, "a type appears twice in reads<...>");

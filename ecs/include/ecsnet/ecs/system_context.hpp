@@ -75,6 +75,36 @@ struct signature_view<Registry, type_list<Write...>, type_list<Read...>, type_li
     using chunks = view_chunks<Registry, type_list<Write..., const Read...>, type_list<Exclude...>>;
 };
 
+/// The same for a system with owning_group: the full-owning group of its types, cut into chunks of
+/// consecutive members.
+template<typename Registry, typename Write, typename Read, typename Exclude>
+struct signature_group;
+template<typename Registry, typename... Write, typename... Read, typename... Exclude>
+struct signature_group<Registry, type_list<Write...>, type_list<Read...>, type_list<Exclude...>> {
+    static auto make(Registry& registry) {
+        return registry.template group<Write..., const Read...>(exclude_t<Exclude...>{});
+    }
+
+    class chunks {
+    public:
+        chunks(Registry& registry, std::size_t chunk_size)
+            : group_{make(registry)}
+            , chunk_size_{chunk_size == 0 ? 1 : chunk_size} {}
+
+        [[nodiscard]] std::size_t chunk_count() const noexcept {
+            return (group_.size() + chunk_size_ - 1) / chunk_size_;
+        }
+        template<typename Func>
+        void each_in(std::size_t chunk, Func& func) const {
+            group_.each_in(chunk * chunk_size_, (chunk + 1) * chunk_size_, func);
+        }
+
+    private:
+        decltype(make(std::declval<Registry&>())) group_;
+        std::size_t chunk_size_;
+    };
+};
+
 } // namespace detail
 
 template<typename Registry, typename Signature>
@@ -82,7 +112,10 @@ class system_context {
     using read_list = typename Signature::read_list;
     using write_list = typename Signature::write_list;
     using exclude_list = typename Signature::exclude_list;
-    using signature_view = detail::signature_view<Registry, write_list, read_list, exclude_list>;
+    using signature_view =
+        std::conditional_t<Signature::is_owning_group,
+                           detail::signature_group<Registry, write_list, read_list, exclude_list>,
+                           detail::signature_view<Registry, write_list, read_list, exclude_list>>;
     static constexpr bool iterates = Signature::access_list::size != 0;
 
     template<typename Type>
@@ -110,7 +143,13 @@ public:
     explicit system_context(detail::system_runtime<Registry>& runtime) noexcept
         : runtime_{&runtime} {}
 
-    /// The signature's view: written types mutable, read types const, excluded types left out.
+    /// Creates (or finds) the group of an owning_group signature; the scheduler calls it at build().
+    static auto make_group(Registry& registry) requires Signature::is_owning_group {
+        return signature_view::make(registry);
+    }
+
+    /// The signature's view (or, with owning_group, its group): written types mutable, read types const,
+    /// excluded types left out.
     [[nodiscard]] auto view() const requires iterates { return signature_view::make(*runtime_->registry); }
 
     /// A view of some declared types (read-only ones come out const), optionally without entities having

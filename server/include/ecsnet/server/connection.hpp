@@ -82,6 +82,9 @@ struct session {
     entity avatar{null_entity};
     proto::ack_tracker acks;              // the baselines its acks allow (they only move forward)
     std::optional<proto::tick_type> sent; // newest tick sent
+    // Newest tick acked, or the first tick sent while none is: snapshots wait once `sent` is
+    // server_options::max_unacked_ticks past it.
+    std::optional<proto::tick_type> ack_anchor;
     std::uint32_t last_input_sequence{};
     std::vector<std::pair<client_input, std::string>> inputs; // received since the last tick (payload owned)
     v1::DisconnectReason close_reason{v1::DISCONNECT_REASON_UNSPECIFIED};

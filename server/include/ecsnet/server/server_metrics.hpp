@@ -25,6 +25,7 @@ struct server_metrics {
     counter_family& disconnects;
     counter& refused_inputs;
     counter& snapshots_encoded;
+    counter& snapshots_held;
 
     server_metrics();
 };
