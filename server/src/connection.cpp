@@ -61,18 +61,21 @@ void connection::read() {
                                     return;
                                 }
                                 if (ec) {
-                                    if (!self->closing_) {
-                                        self->session_.closed_by_peer = true;
-                                        self->session_.close_reason = v1::CLIENT_QUIT;
-                                        self->session_.close_message =
-                                            ec == asio::error::eof ? "connection closed by the client"
-                                                                   : "connection lost: " + ec.message();
-                                    }
-                                    self->close();
+                                    self->lost(ec);
                                     return;
                                 }
                                 self->on_read(count);
                             });
+}
+
+void connection::lost(const asio::error_code& ec) {
+    if (!closing_) { // a disconnect we started keeps its own reason
+        session_.closed_by_peer = true;
+        session_.close_reason = v1::CLIENT_QUIT;
+        session_.close_message =
+            ec == asio::error::eof ? "connection closed by the client" : "connection lost: " + ec.message();
+    }
+    close();
 }
 
 void connection::on_read(std::size_t count) {
@@ -160,12 +163,7 @@ void connection::write() {
                                      return;
                                  }
                                  if (ec) {
-                                     if (!self->closing_) {
-                                         self->session_.closed_by_peer = true;
-                                         self->session_.close_reason = v1::CLIENT_QUIT;
-                                         self->session_.close_message = "connection lost: " + ec.message();
-                                     }
-                                     self->close();
+                                     self->lost(ec);
                                      return;
                                  }
                                  self->on_write(count);

@@ -126,6 +126,8 @@ public:
 
 private:
     void read();
+    // The socket failed or the client closed it: CLIENT_QUIT, then close().
+    void lost(const asio::error_code& ec);
     void on_read(std::size_t count);
     void write();
     void on_write(std::size_t count);
