@@ -28,26 +28,45 @@ void add_field(std::uint64_t* sums, const T* values, std::size_t n, std::uint64_
 
 std::uint64_t state_checksum(const checksum_weights& weights, const replicated_state& state,
                              const std::vector<std::uint32_t>& generations) {
-    std::vector<std::uint32_t> ids;
-    std::vector<std::uint64_t> sums;
-    std::uint64_t total = 0;
-    ids = state.flat(ids);
-    for (std::size_t i = 0; i < ids.size(); ++i) {
+    // Per entity, its generation's and its components' terms are summed first, then weighted once by w(i):
+    // one mix64 per entity, not one per component (components whose ids are the entities' share the sums).
+    std::vector<std::uint32_t> scratch;
+    const auto& ids = state.flat(scratch);
+    const auto n = ids.size();
+    std::vector<std::uint64_t> sums(n);
+    for (std::size_t i = 0; i < n; ++i) {
         const std::uint64_t g = i < generations.size() ? generations[i] : 0;
-        total += entity_weight(ids[i]) * (weights.entity + g * weights.generation);
+        sums[i] = weights.entity + g * weights.generation;
     }
+    std::uint64_t total = 0;
+    std::vector<std::uint32_t> own_ids;
+    std::vector<std::uint64_t> own_sums;
     for (std::size_t c = 0; c < state.components.size(); ++c) {
         const auto& component = state.components[c];
-        flatten(state.ids(c), ids);
-        sums.assign(ids.size(), weights.components[c].presence);
+        const auto& cw = weights.components[c];
+        if (component.ids_are_entities) {
+            for (std::size_t i = 0; i < n; ++i) {
+                sums[i] += cw.presence;
+            }
+            for (std::size_t f = 0; f < component.fields.size(); ++f) {
+                component.fields[f].visit(
+                    [&](const auto& values) { add_field(sums.data(), values.data(), n, cw.fields[f]); });
+            }
+            continue;
+        }
+        flatten(component.own_ids, own_ids);
+        own_sums.assign(own_ids.size(), cw.presence);
         for (std::size_t f = 0; f < component.fields.size(); ++f) {
             component.fields[f].visit([&](const auto& values) {
-                add_field(sums.data(), values.data(), ids.size(), weights.components[c].fields[f]);
+                add_field(own_sums.data(), values.data(), own_ids.size(), cw.fields[f]);
             });
         }
-        for (std::size_t i = 0; i < ids.size(); ++i) {
-            total += entity_weight(ids[i]) * sums[i];
+        for (std::size_t k = 0; k < own_ids.size(); ++k) {
+            total += entity_weight(own_ids[k]) * own_sums[k];
         }
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+        total += entity_weight(ids[i]) * sums[i];
     }
     return total;
 }

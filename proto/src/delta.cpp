@@ -64,17 +64,17 @@ constexpr unsigned w_bits = 6; // width of a frame-of-reference width
 // their bit widths: a number of width w costs k + 1 bits if w <= k, else about 2w - 1 - k.
 class eg_sizer {
 public:
-    void add(std::uint64_t n) noexcept {
-        const auto w = static_cast<unsigned>(std::bit_width(n));
-        ++histogram_[w];
-        widest_ = std::max(widest_, w);
-    }
+    ECSNET_PROTO_INLINE void add(std::uint64_t n) noexcept { ++histogram_[std::bit_width(n)]; }
     [[nodiscard]] unsigned best_k() const noexcept {
+        unsigned widest = 64;
+        while (widest > 0 && histogram_[widest] == 0) {
+            --widest;
+        }
         unsigned best = 0;
         std::uint64_t best_cost = std::numeric_limits<std::uint64_t>::max();
-        for (unsigned k = 0; k <= std::min(widest_, 31U); ++k) {
+        for (unsigned k = 0; k <= std::min(widest, 31U); ++k) {
             std::uint64_t cost = 0;
-            for (unsigned w = 0; w <= widest_; ++w) {
+            for (unsigned w = 0; w <= widest; ++w) {
                 cost += std::uint64_t{histogram_[w]} * (2 * std::max(w, k + 1) - 1 - k);
             }
             if (cost < best_cost) {
@@ -87,7 +87,6 @@ public:
 
 private:
     std::array<std::uint32_t, 65> histogram_{};
-    unsigned widest_{};
 };
 
 // A strictly increasing list (entity indices or column positions): its length, then the first value and
@@ -210,6 +209,16 @@ result<void> malformed(std::string what) {
     return make_error(errc::malformed_columns, std::move(what));
 }
 
+// Resizes without zeroing what is new (every element is written next): a std::vector<uint32_t> has no
+// such resize, so the elements are value-initialised only when the capacity grows.
+void resize_for_overwrite(std::vector<std::uint32_t>& v, std::size_t n) {
+    if (n > v.capacity()) {
+        v.clear();
+        v.reserve(std::max(n, 2 * v.capacity()));
+    }
+    v.resize(n); // within the capacity: zeroes the new tail only, a memset of n - size() elements
+}
+
 // Reads a strictly increasing list whose values are at most `max_value`.
 bool read_ascending(bit_reader& in, std::vector<std::uint32_t>& list, std::size_t max_count,
                     std::uint64_t max_value) {
@@ -219,26 +228,25 @@ bool read_ascending(bit_reader& in, std::vector<std::uint32_t>& list, std::size_
         in.fail();
         return false;
     }
-    list.resize(static_cast<std::size_t>(count));
+    resize_for_overwrite(list, static_cast<std::size_t>(count));
     if (count == 0) {
         return true;
     }
     const auto k = static_cast<unsigned>(in.get(k_bits));
     eg_sizer sizer;
-    std::uint64_t gap = in.get_eg(k);
-    std::uint64_t value = gap;
-    for (std::size_t i = 0;; ++i) {
-        if (!in.ok() || value > max_value) {
-            in.fail();
-            return false;
-        }
-        sizer.add(gap);
-        list[i] = static_cast<std::uint32_t>(value);
-        if (i + 1 == count) {
-            break;
-        }
-        gap = in.get_eg(k);
+    // Values grow by at least 1 and each gap has at most 40 bits: no overflow of 64 bits. The list is
+    // increasing, so checking the last value bounds them all; a failed read only yields zeros.
+    std::uint64_t value = ~std::uint64_t{0}; // the first "gap" is the first value
+    auto* out = list.data();
+    for (std::size_t i = 0; i < count; ++i) {
+        const auto gap = in.get_eg(k);
         value += 1 + gap;
+        sizer.add(gap);
+        out[i] = static_cast<std::uint32_t>(value);
+    }
+    if (!in.ok() || value > max_value) {
+        in.fail();
+        return false;
     }
     // One encoding per list: the order must be the one the writer picks (else a flipped bit of k could
     // read the same values out of the padding).
@@ -251,17 +259,16 @@ bool read_ascending(bit_reader& in, std::vector<std::uint32_t>& list, std::size_
 
 bool read_eg_column(bit_reader& in, std::vector<std::uint32_t>& values, std::size_t count) {
     const auto k = static_cast<unsigned>(in.get(k_bits));
-    values.resize(count);
+    resize_for_overwrite(values, count);
     eg_sizer sizer;
+    std::uint64_t widest = 0;
     for (auto& v : values) {
         const auto n = in.get_eg(k);
-        if (n > 0xFFFFFFFFULL) {
-            in.fail();
-        }
+        widest |= n;
         v = static_cast<std::uint32_t>(n);
-        sizer.add(v);
+        sizer.add(n);
     }
-    if (k != sizer.best_k()) {
+    if (widest > 0xFFFFFFFFULL || k != sizer.best_k()) {
         in.fail();
     }
     return in.ok();
@@ -298,15 +305,74 @@ bool read_full_values(bit_reader& in, std::vector<std::uint32_t>& values, std::s
 
 } // namespace
 
-result<void> read_delta(const schema_layout& layout, std::string_view columns, bool full_state, delta& out,
-                        const delta_limits& limits) {
-    out.reset(layout);
-    if (columns.empty()) {
-        return {};
+namespace {
+
+// Bit b of a nibble to 16-bit lane b, for each nibble.
+constexpr std::array<std::uint64_t, 16> spread_table = [] {
+    std::array<std::uint64_t, 16> table{};
+    for (std::uint32_t nibble = 0; nibble < 16; ++nibble) {
+        for (unsigned b = 0; b < 4; ++b) {
+            table[nibble] |= std::uint64_t{(nibble >> b) & 1U} << (16 * b);
+        }
     }
+    return table;
+}();
+
+// Counts, per field, the masks that have its bit: 16-bit lanes of 64-bit words, four fields a word, added a
+// nibble of the mask at a time (one table load and add per nibble, not one test per field). Returns false
+// if a mask is 0.
+class mask_counter {
+public:
+    explicit mask_counter(unsigned nfields) noexcept
+        : nibbles_{(nfields + 3) / 4} {}
+
+    ECSNET_PROTO_INLINE void add(std::uint32_t mask) noexcept {
+        empty_ |= mask == 0 ? 1U : 0U;
+        for (unsigned n = 0; n < nibbles_; ++n) {
+            lanes_[n] += spread_table[(mask >> (4 * n)) & 0xFU];
+        }
+        if (++pending_ == 0xFFFFU) { // a lane is about to overflow
+            flush();
+        }
+    }
+
+    [[nodiscard]] bool any_empty() const noexcept { return empty_ != 0; }
+
+    void add_to(std::array<std::size_t, max_fields_per_component>& per_field) noexcept {
+        flush();
+        for (std::size_t f = 0; f < per_field.size(); ++f) {
+            per_field[f] += totals_[f];
+        }
+    }
+
+private:
+    void flush() noexcept {
+        for (unsigned n = 0; n < nibbles_; ++n) {
+            for (unsigned b = 0; b < 4; ++b) {
+                totals_[4 * n + b] += (lanes_[n] >> (16 * b)) & 0xFFFFU;
+            }
+            lanes_[n] = 0;
+        }
+        pending_ = 0;
+    }
+
+    unsigned nibbles_;
+    std::uint32_t empty_{};
+    std::uint32_t pending_{};
+    std::array<std::uint64_t, max_fields_per_component / 4> lanes_{};
+    std::array<std::size_t, max_fields_per_component> totals_{};
+};
+
+// read_delta without the final clean-up: the lists of `out` are resized to what they hold, each element
+// written, so that buffers kept from the previous call are not zeroed first (resize_for_overwrite).
+result<void> read_delta_into(const schema_layout& layout, std::string_view columns, bool full_state,
+                             delta& out, const delta_limits& limits) {
     bit_reader in{columns};
     const auto max_count = limits.max_entities;
     const auto max_position = max_count == 0 ? 0 : max_count - 1;
+    out.destroyed.clear();
+    out.created.clear();
+    out.created_generations.clear();
     if (in.get_bit()) {
         if (!read_ascending(in, out.destroyed, max_count, max_position) ||
             !read_ascending(in, out.created, max_count, max_net_index)) {
@@ -326,8 +392,11 @@ result<void> read_delta(const schema_layout& layout, std::string_view columns, b
         auto& cd = out.components[c];
         const auto& fields = layout[c].fields;
         if (!in.get_bit()) {
+            cd.clear(fields.size());
             continue;
         }
+        cd.added_values.resize(fields.size());
+        cd.residuals.resize(fields.size());
         const auto where = [&](std::string_view what) {
             return malformed("component '" + layout[c].name + "': " + std::string{what});
         };
@@ -345,7 +414,11 @@ result<void> read_delta(const schema_layout& layout, std::string_view columns, b
         } else if (!cd.added.empty() && cd.added == out.created) {
             return where("added ids spelled out instead of flagged as the created ones");
         }
-        if (!cd.added.empty()) {
+        if (cd.added.empty()) {
+            for (auto& values : cd.added_values) {
+                values.clear();
+            }
+        } else {
             for (std::size_t f = 0; f < fields.size(); ++f) {
                 if (!read_full_values(in, cd.added_values[f], cd.added.size(), fields[f].bits)) {
                     return where("truncated or invalid values of field '" + fields[f].name + "'");
@@ -355,24 +428,35 @@ result<void> read_delta(const schema_layout& layout, std::string_view columns, b
         if (!read_ascending(in, cd.changed, max_count, max_position)) {
             return where("truncated or invalid changed positions");
         }
-        if (!cd.changed.empty()) {
+        if (cd.changed.empty()) {
+            cd.masks.clear();
+            for (auto& residuals : cd.residuals) {
+                residuals.clear();
+            }
+        } else {
             const auto nfields = static_cast<unsigned>(fields.size());
-            cd.masks.resize(cd.changed.size());
+            resize_for_overwrite(cd.masks, cd.changed.size());
             std::array<std::size_t, max_fields_per_component> per_field{};
             if (nfields > 1 && cd.changed.size() * nfields > in.remaining()) {
                 return where("truncated change masks");
             }
-            for (auto& mask : cd.masks) {
-                mask = nfields > 1 ? static_cast<std::uint32_t>(in.get(nfields)) : 1U;
-                if (mask == 0) {
+            if (nfields == 1) {
+                std::fill(cd.masks.begin(), cd.masks.end(), 1U);
+                per_field[0] = cd.changed.size();
+            } else {
+                mask_counter counter{nfields};
+                for (auto& mask : cd.masks) {
+                    mask = static_cast<std::uint32_t>(in.get_known(nfields)); // the bits are there
+                    counter.add(mask);
+                }
+                if (counter.any_empty()) {
                     return where("a changed entity with an empty change mask");
                 }
-                for (auto bits = mask; bits != 0; bits &= bits - 1) {
-                    ++per_field[static_cast<std::size_t>(std::countr_zero(bits))];
-                }
+                counter.add_to(per_field);
             }
             for (std::size_t f = 0; f < fields.size(); ++f) {
                 if (per_field[f] == 0) {
+                    cd.residuals[f].clear();
                     continue;
                 }
                 if (per_field[f] > in.remaining()) {
@@ -380,16 +464,18 @@ result<void> read_delta(const schema_layout& layout, std::string_view columns, b
                 }
                 const auto k = static_cast<unsigned>(in.get(k_bits));
                 auto& residuals = cd.residuals[f];
-                residuals.resize(per_field[f]);
+                resize_for_overwrite(residuals, per_field[f]);
                 const auto mask = fields[f].mask();
                 eg_sizer sizer;
+                std::uint64_t widest = 0;
                 for (auto& r : residuals) {
-                    const auto z = in.get_eg(k) + 1;
-                    if (z > mask) {
-                        return where("difference out of range in field '" + fields[f].name + "'");
-                    }
-                    sizer.add(z - 1);
-                    r = static_cast<std::uint32_t>(static_cast<std::uint64_t>(unzigzag(z))) & mask;
+                    const auto n = in.get_eg(k); // zigzag(r) - 1
+                    widest = std::max(widest, n);
+                    sizer.add(n);
+                    r = static_cast<std::uint32_t>(static_cast<std::uint64_t>(unzigzag(n + 1))) & mask;
+                }
+                if (widest >= mask) {
+                    return where("difference out of range in field '" + fields[f].name + "'");
                 }
                 if (in.ok() && k != sizer.best_k()) {
                     return where("differences of field '" + fields[f].name + "' not in their canonical code");
@@ -413,6 +499,22 @@ result<void> read_delta(const schema_layout& layout, std::string_view columns, b
         return malformed("trailing bytes or non-zero padding after the columns");
     }
     return {};
+}
+
+} // namespace
+
+result<void> read_delta(const schema_layout& layout, std::string_view columns, bool full_state, delta& out,
+                        const delta_limits& limits) {
+    out.components.resize(layout.size());
+    if (columns.empty()) {
+        out.reset(layout);
+        return {};
+    }
+    auto read = read_delta_into(layout, columns, full_state, out, limits);
+    if (!read) {
+        out.reset(layout); // nothing half-read is left behind
+    }
+    return read;
 }
 
 // ---- alignment -----------------------------------------------------------------------------------------
@@ -528,6 +630,53 @@ void split_by_second(const std::vector<std::uint32_t>& tt, const std::vector<ali
     }
 }
 
+// Composes runs t -> b (`outer`) with runs b -> p (`inner`: their t side is positions in the middle state,
+// their b side positions in the third): the outer runs, split where inner ones begin and end, with p set
+// inside inner runs and no_second outside. What split_by_second finds by comparing id lists, in O(runs)
+// when the middle state kept its continuing runs (state.hpp).
+void compose_runs(const std::vector<aligned_run>& outer, const std::vector<aligned_run>& inner,
+                  std::vector<aligned_run>& out) {
+    out.clear();
+    std::size_t j = 0;
+    for (const auto& r : outer) {
+        const std::uint32_t last = r.b + r.length;
+        std::uint32_t b = r.b;
+        while (b < last) {
+            while (j < inner.size() && inner[j].t + inner[j].length <= b) {
+                ++j;
+            }
+            std::uint32_t end = last;
+            std::uint32_t p = no_second;
+            if (j < inner.size() && inner[j].t <= b) {
+                end = std::min(last, inner[j].t + inner[j].length);
+                p = inner[j].b + (b - inner[j].t);
+            } else if (j < inner.size()) {
+                end = std::min(last, inner[j].t);
+            }
+            out.push_back({r.t + (b - r.b), b, p, end - b});
+            b = end;
+        }
+    }
+}
+
+// The positions in [0, n) that no run covers, on the target side (t) or the base side (b): the created or
+// destroyed entries of an alignment. Runs are in increasing order on both sides.
+void outside_runs(const std::vector<aligned_run>& runs, std::size_t n, bool target_side,
+                  std::vector<std::uint32_t>& out) {
+    out.clear();
+    std::uint32_t at = 0;
+    for (const auto& r : runs) {
+        const auto first = target_side ? r.t : r.b;
+        for (; at < first; ++at) {
+            out.push_back(at);
+        }
+        at = first + r.length;
+    }
+    for (; at < n; ++at) {
+        out.push_back(at);
+    }
+}
+
 // The reference of every entry of a run, for one field.
 template<typename T>
 inline void reference_run(const T* __restrict base, const T* __restrict second, T* __restrict out,
@@ -590,28 +739,102 @@ inline void residual_run(const T* __restrict target, const T* __restrict base, c
     }
 }
 
-// Maps increasing baseline positions to new-column positions through the runs; false if one is in none.
+// Maps increasing baseline positions to new-column positions through the runs (sorted on both sides);
+// false if one is in none (unless drop_missing: then it is left out).
 template<typename Out>
 bool map_through_runs(const std::vector<aligned_run>& runs, const std::vector<std::uint32_t>& base_positions,
                       Out& out, bool drop_missing) {
     out.resize(base_positions.size());
+    auto* to = out.data();
     std::size_t count = 0;
-    const auto* run = runs.data();
-    const auto* const end = run + runs.size();
-    for (const auto pos : base_positions) {
-        while (run != end && run->b + run->length <= pos) {
-            ++run;
+    const auto* pos = base_positions.data();
+    const auto* const end = pos + base_positions.size();
+    for (const auto& r : runs) {
+        if (pos == end) {
+            break;
         }
-        if (run == end || pos < run->b) {
-            if (drop_missing) {
-                continue;
+        if (*pos < r.b) {
+            if (!drop_missing) {
+                return false;
             }
-            return false;
+            while (pos != end && *pos < r.b) {
+                ++pos;
+            }
         }
-        out[count++] = run->t + (pos - run->b);
+        const std::uint32_t last = r.b + r.length;
+        const std::uint32_t shift = r.t - r.b; // modulo 2^32
+        for (; pos != end && *pos < last; ++pos) {
+            to[count++] = *pos + shift;
+        }
+    }
+    if (pos != end && !drop_missing) {
+        return false;
     }
     out.resize(count);
     return true;
+}
+
+// Cuts sorted target positions (all inside runs) into one segment per run they fall in: within a segment,
+// a position's baseline and second-baseline positions are the position plus a constant.
+void segment_candidates(const std::vector<aligned_run>& runs, const detail::column_vector<std::uint32_t>& at,
+                        std::vector<candidate_segment>& out) {
+    out.clear();
+    const auto n = static_cast<std::uint32_t>(at.size());
+    std::uint32_t k = 0;
+    for (const auto& r : runs) {
+        if (k == n) {
+            break;
+        }
+        const std::uint32_t last = r.t + r.length;
+        if (at[k] >= last) {
+            continue;
+        }
+        const auto begin = k;
+        while (k < n && at[k] < last) {
+            ++k;
+        }
+        out.push_back({begin, k, r.b - r.t, r.p - r.t, r.p != no_second});
+    }
+}
+
+// For one field over the candidate positions `at` (cut in segments): the residual of each, the non-zero
+// ones written in order to `kept` (how many is returned), and bit `bit` of masks[k] set where it is not 0
+// (the masks are started by field 0).
+template<typename T>
+std::size_t candidate_residuals(const T* target, const T* base, const T* second, const std::uint32_t* at,
+                                const std::vector<candidate_segment>& segments, extrapolation x,
+                                unsigned bits, unsigned bit, std::uint32_t* __restrict kept,
+                                std::uint32_t* __restrict masks) {
+    const auto mask = bit_mask(bits);
+    std::size_t count = 0;
+    const auto keep = [&](std::uint32_t k, std::uint32_t r) {
+        const std::uint32_t nonzero = r != 0 ? 1U : 0U;
+        kept[count] = r;
+        count += nonzero;
+        masks[k] = (bit == 0 ? 0U : masks[k]) | (nonzero << bit);
+    };
+    for (const auto& seg : segments) {
+        if (second == nullptr || !seg.second) {
+            for (auto k = seg.begin; k < seg.end; ++k) {
+                const auto pos = at[k];
+                keep(k, (std::uint32_t{target[pos]} - std::uint32_t{base[pos + seg.to_b]}) & mask);
+            }
+        } else if (x.ahead == 1 && x.span == 1) {
+            for (auto k = seg.begin; k < seg.end; ++k) {
+                const auto pos = at[k];
+                const std::uint32_t b = base[pos + seg.to_b];
+                keep(k,
+                     (std::uint32_t{target[pos]} - (b + b - std::uint32_t{second[pos + seg.to_p]})) & mask);
+            }
+        } else {
+            for (auto k = seg.begin; k < seg.end; ++k) {
+                const auto pos = at[k];
+                const auto reference = extrapolate(base[pos + seg.to_b], second[pos + seg.to_p], bits, x);
+                keep(k, (std::uint32_t{target[pos]} - reference) & mask);
+            }
+        }
+    }
+    return count;
 }
 
 bool has_linear(const std::vector<field_info>& fields) noexcept {
@@ -733,7 +956,14 @@ void make_delta(const schema_layout& layout, const replicated_state& target, con
     // Entities: runs of continuing ones; the rest are created (target side) or destroyed (base side).
     const auto& eb = baseline->flat(work.base_entities);
     auto& entity_runs = work.entity_runs;
-    align(et, eb, created_set, entity_runs, work.created_positions, out.destroyed);
+    if (target.written_since && *target.written_since == baseline->tick) {
+        // The target kept its continuing entities (history.cpp, record_changes): the same alignment.
+        entity_runs = target.continuing;
+        outside_runs(entity_runs, et.size(), true, work.created_positions);
+        outside_runs(entity_runs, eb.size(), false, out.destroyed);
+    } else {
+        align(et, eb, created_set, entity_runs, work.created_positions, out.destroyed);
+    }
     for (const auto pos : work.created_positions) {
         out.created.push_back(et[pos]);
         out.created_generations.push_back(identity.generations[pos]);
@@ -746,8 +976,12 @@ void make_delta(const schema_layout& layout, const replicated_state& target, con
     auto& entity_second_runs = work.entity_second_runs;
     const std::vector<std::uint32_t>* ep = nullptr;
     if (second != nullptr) {
-        ep = &second->flat(work.second_entities);
-        split_by_second(et, entity_runs, *ep, work.fresh, entity_second_runs);
+        if (baseline->written_since && *baseline->written_since == second->tick) {
+            compose_runs(entity_runs, baseline->continuing, entity_second_runs);
+        } else {
+            ep = &second->flat(work.second_entities);
+            split_by_second(et, entity_runs, *ep, work.fresh, entity_second_runs);
+        }
     }
 
     work.residuals.resize(max_fields_per_component);
@@ -796,6 +1030,9 @@ void make_delta(const schema_layout& layout, const replicated_state& target, con
             if (predict) {
                 auto& tp = work.second_ids;
                 if (second->components[comp].ids_are_entities) {
+                    if (ep == nullptr) {
+                        ep = &second->flat(work.second_entities);
+                    }
                     tp = *ep;
                 } else {
                     flatten(second->ids(comp), tp);
@@ -837,71 +1074,51 @@ void make_delta(const schema_layout& layout, const replicated_state& target, con
             } else {
                 candidates.assign(now_changed.begin(), now_changed.end());
             }
-            // Positions of each candidate in the target, the baseline and the second baseline.
             const auto count = candidates.size();
-            auto& at_b = work.written_b;
-            auto& at_p = work.positions;
-            at_b.resize(count);
-            at_p.resize(count);
-            const aligned_run* run = runs->data();
-            for (std::size_t k = 0; k < count; ++k) {
-                const auto pos = candidates[k];
-                while (run->t + run->length <= pos) {
-                    ++run;
-                }
-                at_b[k] = run->b + (pos - run->t);
-                at_p[k] = run->p == no_second ? no_second : run->p + (pos - run->t);
-            }
-            // Residuals, field by field, with typed loads.
+            auto& segments = work.segments;
+            segment_candidates(*runs, candidates, segments);
+            // Residuals, field by field, with typed loads; each field's non-zero ones are kept in order (a
+            // mask bit is set exactly where the residual is not 0).
             if (work.masks.size() < count) {
                 work.masks.resize(count);
             }
+            // Computed in scratch memory (not zeroed first), then copied out at their final sizes.
             for (std::size_t f = 0; f < fields.size(); ++f) {
-                auto& residual = work.residuals[f];
-                if (residual.size() < count) {
-                    residual.resize(count);
+                auto& residuals = work.residuals[f];
+                if (residuals.size() < count) {
+                    residuals.resize(count);
                 }
                 const bool linear = predict && fields[f].predict == prediction::linear;
-                const auto mask = fields[f].mask();
+                std::size_t kept = 0;
                 tcols[f].visit([&](const auto& tv) {
                     using T = typename std::decay_t<decltype(tv)>::value_type;
-                    const T* bv = static_cast<const T*>(bcols[f].raw());
                     const T* pv =
                         linear ? static_cast<const T*>(second->components[comp].fields[f].raw()) : nullptr;
-                    const auto keep = f == 0 ? 0U : 0xFFFFFFFFU;
-                    for (std::size_t k = 0; k < count; ++k) {
-                        const std::uint32_t b = bv[at_b[k]];
-                        std::uint32_t reference = b;
-                        if (linear && at_p[k] != no_second) {
-                            reference = x.ahead == 1 && x.span == 1
-                                            ? b + b - std::uint32_t{pv[at_p[k]]}
-                                            : extrapolate(b, pv[at_p[k]], fields[f].bits, x);
-                        }
-                        const auto r = (std::uint32_t{tv[candidates[k]]} - reference) & mask;
-                        residual[k] = r;
-                        work.masks[k] = (work.masks[k] & keep) | (static_cast<std::uint32_t>(r != 0) << f);
-                    }
+                    kept = candidate_residuals<T>(
+                        tv.data(), static_cast<const T*>(bcols[f].raw()), pv, candidates.data(), segments, x,
+                        fields[f].bits, static_cast<unsigned>(f), residuals.data(), work.masks.data());
                 });
+                cd.residuals[f].assign(residuals.begin(),
+                                       residuals.begin() + static_cast<std::ptrdiff_t>(kept));
             }
-            std::size_t changed = 0;
-            for (std::size_t k = 0; k < count; ++k) {
-                changed += work.masks[k] != 0 ? 1U : 0U;
+            // The changed entries, by baseline position, with their masks (compacted in place: next <= k).
+            auto& changed_b = work.written_b;
+            if (changed_b.size() < count) {
+                changed_b.resize(count);
             }
-            cd.changed.resize(changed);
-            cd.masks.resize(changed);
+            auto* masks = work.masks.data();
             std::size_t next = 0;
-            for (std::size_t k = 0; k < count; ++k) {
-                const auto mask = work.masks[k];
-                if (mask == 0) {
-                    continue;
-                }
-                cd.changed[next] = at_b[k];
-                cd.masks[next++] = mask;
-                for (auto bits = mask; bits != 0; bits &= bits - 1) {
-                    const auto f = static_cast<std::size_t>(std::countr_zero(bits));
-                    cd.residuals[f].push_back(work.residuals[f][k]);
+            for (const auto& seg : segments) {
+                for (auto k = seg.begin; k < seg.end; ++k) {
+                    const auto mask = masks[k];
+                    changed_b[next] = candidates[k] + seg.to_b;
+                    masks[next] = mask;
+                    next += mask != 0 ? 1U : 0U;
                 }
             }
+            const auto kept = static_cast<std::ptrdiff_t>(next);
+            cd.changed.assign(changed_b.begin(), changed_b.begin() + kept);
+            cd.masks.assign(work.masks.begin(), work.masks.begin() + kept);
             continue;
         }
         const auto n = ids->size();
@@ -1092,16 +1309,15 @@ result<void> apply_delta(const schema_layout& layout, const replicated_state* ba
         sum -= w[eb[pos]] * (weights.entity + std::uint64_t{baseline->generations[pos]} * weights.generation);
     }
 
-    // Extrapolation applies to entities whose occupant is the same in both baselines.
+    // Extrapolation applies to entities whose occupant is the same in both baselines. When the baseline was
+    // built from the second one, its continuing runs say which (compose_runs); otherwise the entity lists
+    // and generations are compared (`fresh`: the baseline's indices whose occupant is not the second's).
     auto& fresh = work.fresh;
     fresh.clear();
     auto& entity_second_runs = work.entity_second_runs;
     const std::vector<std::uint32_t>* ep = nullptr;
-    if (second != nullptr && baseline != nullptr) {
+    const auto find_fresh = [&] {
         ep = &second->flat(work.second_entities);
-        if (second->generations.size() != ep->size()) {
-            return inconsistent("second baseline without generations");
-        }
         align(eb, *ep, none, work.runs, work.target_only, work.base_only);
         for (const auto& r : work.runs) {
             const auto* gb = baseline->generations.data() + r.t;
@@ -1119,7 +1335,17 @@ result<void> apply_delta(const schema_layout& layout, const replicated_state* ba
                 k += block;
             }
         }
-        split_by_second(et, entity_runs, *ep, fresh, entity_second_runs);
+    };
+    if (second != nullptr && baseline != nullptr) {
+        if (second->generations.size() != second->entity_count()) {
+            return inconsistent("second baseline without generations");
+        }
+        if (baseline->written_since && *baseline->written_since == second->tick) {
+            compose_runs(entity_runs, baseline->continuing, entity_second_runs);
+        } else {
+            find_fresh();
+            split_by_second(et, entity_runs, *ep, fresh, entity_second_runs);
+        }
     }
 
     // 2. Components.
@@ -1242,6 +1468,9 @@ result<void> apply_delta(const schema_layout& layout, const replicated_state* ba
             if (follows_entities && second_follows) {
                 runs = &entity_second_runs;
             } else {
+                if (ep == nullptr) {
+                    find_fresh();
+                }
                 const std::vector<std::uint32_t>* tp = ep;
                 if (!second_follows) {
                     flatten(second->ids(comp), work.second_ids);
@@ -1342,29 +1571,36 @@ result<void> apply_delta(const schema_layout& layout, const replicated_state* ba
             if (!candidates.empty()) {
                 // Keep those that differ from the baseline (a difference can cancel an extrapolation), and
                 // sum their checksum contribution in the same pass (an entry that does not differ adds 0).
+                // Field 0 starts the flags and sums, the others add to them; within a segment (one run) a
+                // candidate's baseline position is its own plus a constant (segment_candidates).
                 auto& differs = work.masks;
                 auto& acc = work.sums;
                 const auto ncand = candidates.size();
-                differs.assign(ncand, 0);
-                acc.assign(ncand, 0);
-                auto& at_b = work.positions;
-                at_b.resize(ncand);
-                const aligned_run* run = runs->data();
-                for (std::size_t k = 0; k < ncand; ++k) {
-                    while (run->t + run->length <= candidates[k]) {
-                        ++run;
-                    }
-                    at_b[k] = run->b + (candidates[k] - run->t);
+                if (differs.size() < ncand) {
+                    differs.resize(ncand);
                 }
+                acc.resize(ncand);
+                auto& segments = work.segments;
+                segment_candidates(*runs, candidates, segments);
+                const auto* at = candidates.data();
                 for (std::size_t f = 0; f < fields.size(); ++f) {
                     const auto weight = cw.fields[f];
+                    const bool first = f == 0;
                     state.fields[f].visit([&](const auto& dst) {
                         using T = typename std::decay_t<decltype(dst)>::value_type;
+                        const T* now = dst.data();
                         const T* bv = static_cast<const T*>(baseline->components[comp].fields[f].raw());
-                        for (std::size_t k = 0; k < ncand; ++k) {
-                            const auto d = std::uint64_t{dst[candidates[k]]} - std::uint64_t{bv[at_b[k]]};
-                            differs[k] |= d != 0 ? 1U : 0U;
-                            acc[k] += d * weight;
+                        auto* __restrict flag = differs.data();
+                        auto* __restrict total = acc.data();
+                        for (const auto& seg : segments) {
+                            for (auto k = seg.begin; k < seg.end; ++k) {
+                                const std::uint32_t pos = at[k];
+                                const std::uint32_t pos_b = pos + seg.to_b; // modulo 2^32
+                                const auto d = std::uint64_t{now[pos]} - std::uint64_t{bv[pos_b]};
+                                const std::uint32_t nonzero = d != 0 ? 1U : 0U;
+                                flag[k] = first ? nonzero : (flag[k] | nonzero);
+                                total[k] = first ? d * weight : total[k] + d * weight;
+                            }
                         }
                     });
                 }
@@ -1450,6 +1686,7 @@ result<void> apply_delta(const schema_layout& layout, const replicated_state* ba
     out.checksum = sum;
     if (baseline != nullptr) {
         out.written_since = baseline->tick;
+        out.continuing = entity_runs;
     }
     // Keep the flat entities with the state: it is the next baseline.
     std::swap(out.flat_entities, work.target_entities);

@@ -266,7 +266,9 @@ void snapshot_history::record_changes(replicated_state& state, std::size_t slot)
         return;
     }
     const auto& entered = entered_[slot];
-    std::vector<aligned_run> entity_runs;
+    // The continuing entities, kept with the state: the encoder composes them with the previous tick's
+    // instead of aligning entity lists again (delta.cpp, compose_runs).
+    auto& entity_runs = state.continuing;
     align_ids(state.flat_entities, previous.flat_entities, entered, entity_runs, scratch_only_,
               scratch_gone_);
     for (std::size_t c = 0; c < state.components.size(); ++c) {
@@ -284,13 +286,16 @@ void snapshot_history::record_changes(replicated_state& state, std::size_t slot)
         changed_positions(now.fields, before.fields, *runs, differs_, state.written[c]);
     }
     state.written_since = previous.tick;
-    if (count_ >= flat_cache_ticks) {
-        auto& old = ring_[(slot + ring_.size() - flat_cache_ticks) % ring_.size()];
+    // Only the newest tick (the target) and the one before (its 1-tick-old baseline) are read for these.
+    if (count_ >= change_cache_ticks) {
+        auto& old = ring_[(slot + ring_.size() - change_cache_ticks) % ring_.size()];
         old.written_since.reset();
         for (auto& list : old.written) {
             list.clear();
             list.shrink_to_fit();
         }
+        old.continuing.clear();
+        old.continuing.shrink_to_fit();
     }
 }
 

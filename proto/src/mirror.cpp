@@ -216,6 +216,10 @@ result<applied_snapshot> mirror::apply(const v1::Snapshot& s) {
         for (auto& list : next.written) {
             list.clear();
         }
+        next.continuing.clear(); // every entity continues
+        if (const auto n = static_cast<std::uint32_t>(next.entity_count()); n != 0) {
+            next.continuing.push_back({0, 0, aligned_run::no_second, n});
+        }
     } else if (auto built = apply_delta(schema_->layout(), baseline, second, x, delta_, next, work_, weights_,
                                         options_.limits);
                !built) {

@@ -12,6 +12,7 @@ void replicated_state::reset(const schema_layout& layout) {
     flat_entities.clear();
     flat_valid = false;
     written_since.reset();
+    continuing.clear();
     written.resize(layout.size());
     for (auto& list : written) {
         list.clear();
@@ -62,6 +63,7 @@ std::size_t replicated_state::memory_bytes() const noexcept {
     for (const auto& list : written) {
         bytes += list.capacity() * sizeof(std::uint32_t);
     }
+    bytes += continuing.capacity() * sizeof(aligned_run);
     for (const auto& component : components) {
         bytes += component.own_ids.memory_bytes();
         for (const auto& field : component.fields) {

@@ -113,18 +113,27 @@ public:
 
     [[nodiscard]] bool ok() const noexcept { return !failed_; }
     [[nodiscard]] std::size_t position() const noexcept { return pos_; }
-    [[nodiscard]] std::size_t remaining() const noexcept { return failed_ ? 0 : size_bits_ - pos_; }
-    void fail() noexcept { failed_ = true; }
+    [[nodiscard]] std::size_t remaining() const noexcept { return size_bits_ - pos_; }
+    /// Marks the stream as failed: nothing is left to read (remaining() is 0 from now on).
+    void fail() noexcept {
+        failed_ = true;
+        size_bits_ = pos_;
+    }
 
     /// The next `bits` bits (bits <= 57).
-    std::uint64_t get(unsigned bits) noexcept {
-        if (bits == 0 || failed_) {
+    ECSNET_PROTO_INLINE std::uint64_t get(unsigned bits) noexcept {
+        if (bits == 0) {
             return 0;
         }
         if (bits > size_bits_ - pos_) {
-            failed_ = true;
+            fail();
             return 0;
         }
+        return get_known(bits);
+    }
+
+    /// The next `bits` bits (1 <= bits <= 57), which the caller knows are there (bits <= remaining()).
+    ECSNET_PROTO_INLINE std::uint64_t get_known(unsigned bits) noexcept {
         const std::uint64_t value = peek() & ((std::uint64_t{1} << bits) - 1);
         pos_ += bits;
         return value;
@@ -133,38 +142,35 @@ public:
     bool get_bit() noexcept { return get(1) != 0; }
 
     /// An exp-Golomb code of order k (k <= 31); codes longer than 40 bits of payload are refused.
-    std::uint64_t get_eg(unsigned k) noexcept {
-        // Fast path, 64 bits or more left: one load; a code has at most 2 * 23 + k + 1 <= 78 bits, so
-        // check the length before moving.
-        if (size_bits_ - pos_ >= 64 && !failed_) {
+    ECSNET_PROTO_INLINE std::uint64_t get_eg(unsigned k) noexcept {
+        // Fast path, 64 bits or more left (never after a failure, which leaves nothing): one load. With
+        // zeros + k <= 28 the code has at most 57 bits, all in the window (window 0: zeros = 64, slow path).
+        if (size_bits_ - pos_ >= 64) [[likely]] {
             const std::uint64_t window = peek();
-            if (window != 0) {
-                const auto zeros = static_cast<unsigned>(std::countr_zero(window));
-                const unsigned total = 2 * zeros + 1 + k;
-                if (total <= 57 && zeros + k <= 40) {
-                    pos_ += total;
-                    const std::uint64_t m = (window >> zeros) >> 1; // the bits after the marker
-                    const std::uint64_t low = m & ((std::uint64_t{1} << (zeros + k)) - 1);
-                    return ((std::uint64_t{1} << (zeros + k)) | low) - (std::uint64_t{1} << k);
-                }
+            const auto zeros = static_cast<unsigned>(std::countr_zero(window));
+            const unsigned payload = zeros + k;
+            if (payload <= 28) [[likely]] {
+                pos_ += payload + zeros + 1;
+                const std::uint64_t low = (window >> (zeros + 1)) & ((std::uint64_t{1} << payload) - 1);
+                return (low | (std::uint64_t{1} << payload)) - (std::uint64_t{1} << k);
             }
         }
         return get_eg_slow(k);
     }
 
     std::uint64_t get_eg_slow(unsigned k) noexcept {
-        if (failed_ || pos_ >= size_bits_) {
-            failed_ = true;
+        if (pos_ >= size_bits_) {
+            fail();
             return 0;
         }
         const std::uint64_t window = peek();
         if (window == 0) {
-            failed_ = true;
+            fail();
             return 0;
         }
         const auto zeros = static_cast<unsigned>(std::countr_zero(window));
         if (zeros + k > 40 || zeros + 1 > size_bits_ - pos_) {
-            failed_ = true;
+            fail();
             return 0;
         }
         pos_ += zeros + 1;

@@ -95,14 +95,14 @@ struct delta_effects {
     std::vector<component_effects> components;
 };
 
-/// A stretch of entries with the same ids in the target column (from position t), the baseline's (from b)
-/// and, when p != no_second, the second baseline's (from p).
-struct aligned_run {
-    static constexpr std::uint32_t no_second = 0xFFFFFFFFU;
-    std::uint32_t t{};
-    std::uint32_t b{};
-    std::uint32_t p{no_second};
-    std::uint32_t length{};
+/// Candidate positions [begin, end) of a column that lie in one run: their baseline positions are theirs
+/// plus to_b, their second baseline's plus to_p (when `second`), modulo 2^32.
+struct candidate_segment {
+    std::uint32_t begin{};
+    std::uint32_t end{};
+    std::uint32_t to_b{};
+    std::uint32_t to_p{};
+    bool second{};
 };
 
 /// Scratch memory reused from call to call (flattened id columns, alignments, residuals).
@@ -124,6 +124,7 @@ struct delta_workspace {
     std::vector<aligned_run> entity_runs;
     std::vector<aligned_run> entity_second_runs;
     std::vector<aligned_run> own_runs;
+    std::vector<candidate_segment> segments;
     std::vector<std::uint32_t> base_gone;
     detail::column_vector<std::uint32_t> changed_t;
     detail::column_vector<std::uint32_t> written_b;

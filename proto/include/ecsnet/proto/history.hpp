@@ -20,7 +20,8 @@
 //
 // Complexity per capture: O(entities x fields + highest index / 64). Memory: about 2 bytes per id plus the
 // field columns per stored tick (22 bytes per entity per tick on the standard scene, bench/RESULTS.md);
-// the newest 4 ticks also keep their ids flat and their change lists; 32 bytes per entity index ever used.
+// the newest 4 ticks also keep their ids flat, the newest 2 their change lists; 32 bytes per entity index
+// ever used.
 // Lifetime: the registry and the schema must outlive the history. Not thread-safe.
 
 #include <cstddef>
@@ -112,6 +113,8 @@ private:
 
     // States keeping their flat ids (the newest ones, the usual baselines).
     static constexpr std::size_t flat_cache_ticks = 4;
+    // States keeping their change lists and continuing runs (the newest one and its 1-tick-old baseline).
+    static constexpr std::size_t change_cache_ticks = 2;
 
     const schema* schema_;
     registry* registry_;

@@ -358,14 +358,14 @@ private:
                          const void* const* columns, std::index_sequence<I...>) const {
         std::tuple<const typename Fields::storage_type*...> in{
             static_cast<const typename Fields::storage_type*>(columns[I])...};
+        // One pool lookup for all the rows (registry.hpp, pool_handle_type); try_patch skips an entity
+        // that lost the component or is no longer valid (one sparse lookup tells both).
+        auto pool = reg.pool_handle<Component>();
         for (std::size_t k = 0; k < n; ++k) {
-            const auto e = locals[k];
             const auto pos = positions[k];
-            if (reg.valid(e) && reg.all_of<Component>(e)) [[likely]] {
-                reg.patch<Component>(e, [&](Component& c) {
-                    (std::get<I>(fields_).dequantize(c, std::uint32_t{std::get<I>(in)[pos]}), ...);
-                });
-            }
+            pool.try_patch(locals[k], [&](Component& c) {
+                (std::get<I>(fields_).dequantize(c, std::uint32_t{std::get<I>(in)[pos]}), ...);
+            });
         }
     }
 
@@ -374,6 +374,7 @@ private:
                          const void* const* columns, std::index_sequence<I...>) const {
         std::tuple<const typename Fields::storage_type*...> in{
             static_cast<const typename Fields::storage_type*>(columns[I])...};
+        auto pool = reg.pool_handle<Component>();
         for (std::size_t k = 0; k < n; ++k) {
             const auto e = locals[k];
             if (!reg.valid(e)) {
@@ -383,12 +384,10 @@ private:
             const auto assign = [&](Component& c) {
                 (std::get<I>(fields_).dequantize(c, std::uint32_t{std::get<I>(in)[pos]}), ...);
             };
-            if (reg.all_of<Component>(e)) {
-                reg.patch<Component>(e, assign);
-            } else {
+            if (pool.try_patch(e, assign) == nullptr) {
                 Component c{};
                 assign(c);
-                reg.emplace<Component>(e, std::move(c));
+                pool.emplace(e, std::move(c));
             }
         }
     }

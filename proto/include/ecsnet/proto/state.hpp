@@ -149,6 +149,17 @@ private:
     detail::column_vector<std::uint32_t> u32_;
 };
 
+/// A stretch of entries with the same ids in the target column (from position t), the baseline's (from b)
+/// and, when p != no_second, the second baseline's (from p).
+struct aligned_run {
+    static constexpr std::uint32_t no_second = 0xFFFFFFFFU;
+    std::uint32_t t{};
+    std::uint32_t b{};
+    std::uint32_t p{no_second};
+    std::uint32_t length{};
+    bool operator==(const aligned_run&) const = default;
+};
+
 struct component_state {
     /// True when the component's ids are exactly the state's entities (then `own_ids` is empty).
     bool ids_are_entities{true};
@@ -189,6 +200,11 @@ public:
     /// entries instead of comparing whole columns.
     std::optional<tick_type> written_since;
     std::vector<std::vector<std::uint32_t>> written;
+    /// With written_since: the entities that continue from that tick with the same occupant, as runs
+    /// (t: positions in this state's entities, b: in that tick's; p unused). Everything else here was
+    /// created since, everything else there destroyed. A delta whose second baseline is that tick composes
+    /// these runs with its own instead of aligning the entity lists again (delta.cpp, compose_runs).
+    std::vector<aligned_run> continuing;
 
     /// The entities as a flat array: the cache when valid, else decoded into `scratch`.
     [[nodiscard]] const std::vector<std::uint32_t>& flat(std::vector<std::uint32_t>& scratch) const;
