@@ -65,9 +65,9 @@ public:
 
     /// The storage type of component Type (const-qualified if Type is).
     template<typename Type>
-    using storage_for_t = std::conditional_t<std::is_const_v<Type>,
-                                             const ecsnet::storage<std::remove_const_t<Type>, Capacity>,
-                                             ecsnet::storage<std::remove_const_t<Type>, Capacity>>;
+    using storage_for_t =
+        std::conditional_t<std::is_const_v<Type>, const ecsnet::storage<std::remove_const_t<Type>, Capacity>,
+                           ecsnet::storage<std::remove_const_t<Type>, Capacity>>;
 
     template<typename... Type>
     using view_type = basic_view<get_t<storage_for_t<Type>...>, exclude_t<>>;
@@ -104,7 +104,9 @@ public:
             throw capacity_error("registry full: " + std::to_string(max_entities()) + " entities");
         }
         entities_.push_back(entity_traits::construct(static_cast<entity_traits::integral_type>(index), 0));
-        masks_.resize(masks_.size() + words_);
+        for (size_type word = 0; word < words_; ++word) {
+            masks_.push_back(0); // push_back stays inline; resize() is an out-of-line call (BM_Create)
+        }
         ++alive_;
         return entities_.back();
     }
@@ -118,7 +120,8 @@ public:
         do {
             for (size_type word = 0; word < words_; ++word) {
                 for (auto bits = masks_[index * words_ + word]; bits != 0; bits &= bits - 1) {
-                    const auto bit = static_cast<id_type>(word * 64 + static_cast<size_type>(std::countr_zero(bits)));
+                    const auto bit =
+                        static_cast<id_type>(word * 64 + static_cast<size_type>(std::countr_zero(bits)));
                     if (has_bit(e, bit)) {
                         erase_component(*records_[bit], e);
                     }
@@ -138,7 +141,8 @@ public:
 
     /// The identifier a live entity with this index has now, or null_entity.
     [[nodiscard]] entity current(entity_traits::integral_type index) const noexcept {
-        return index < entities_.size() && to_index(entities_[index]) == index ? entities_[index] : null_entity;
+        return index < entities_.size() && to_index(entities_[index]) == index ? entities_[index]
+                                                                               : null_entity;
     }
 
     /// Number of live entities.
@@ -626,7 +630,9 @@ private:
         return has_bit(e, by_type_[id]->bit);
     }
 
-    void set_bit(entity e, id_type bit) noexcept { masks_[to_index(e) * words_ + bit / 64] |= std::uint64_t{1} << (bit % 64); }
+    void set_bit(entity e, id_type bit) noexcept {
+        masks_[to_index(e) * words_ + bit / 64] |= std::uint64_t{1} << (bit % 64);
+    }
     void reset_bit(entity e, id_type bit) noexcept {
         masks_[to_index(e) * words_ + bit / 64] &= ~(std::uint64_t{1} << (bit % 64));
     }
