@@ -50,8 +50,8 @@ TEST(EndToEnd, TwentyClientsMirrorTheServerExactlyAndSteerTheirAvatars) {
         auto& record = *w;
         c.on_snapshot([&c, &record](const proto::applied_snapshot& applied) {
             const auto* state = c.mirror().newest_state();
-            record.applied.push_back({applied.tick, state != nullptr ? state->checksum : 0, c.mirror().verify(),
-                                      applied.full_state});
+            record.applied.push_back({applied.tick, state != nullptr ? state->checksum : 0,
+                                      c.mirror().verify(), applied.full_state});
             if (const auto* t = c.registry().try_get<Transform>(c.own_entity())) {
                 if (!record.first) {
                     record.first = *t;
@@ -75,8 +75,9 @@ TEST(EndToEnd, TwentyClientsMirrorTheServerExactlyAndSteerTheirAvatars) {
     };
     ASSERT_TRUE(wait_until(
         [&] {
-            return std::all_of(clients.begin(), clients.end(),
-                               [&](const auto& w) { return on_strand(*w, [&w] { return w->first.has_value(); }); });
+            return std::all_of(clients.begin(), clients.end(), [&](const auto& w) {
+                return on_strand(*w, [&w] { return w->first.has_value(); });
+            });
         },
         10'000ms));
 
@@ -105,15 +106,17 @@ TEST(EndToEnd, TwentyClientsMirrorTheServerExactlyAndSteerTheirAvatars) {
         const auto stats = w.net->stats();
         EXPECT_EQ(stats.checksum_mismatches, 0U) << "client " << i;
         EXPECT_EQ(stats.snapshots_refused, 0U) << "client " << i;
-        const auto [applied, first, last] =
-            on_strand(w, [&w] { return std::tuple{w.applied, *w.first, *w.last}; });
+        const auto [applied, first, last] = on_strand(w, [&w] {
+            return std::tuple{w.applied, *w.first, *w.last};
+        });
         ASSERT_GT(applied.size(), 100U) << "client " << i;
         compared += expect_checksums_match(server, applied);
 
         // Ticks: from the first one it applied (its full state) to the server's newest.
         const auto newest = server.newest_tick();
         const auto span = newest - applied.front().tick + 1;
-        EXPECT_GE(applied.size() * 10, span * 9) << "client " << i << ": " << applied.size() << " of " << span;
+        EXPECT_GE(applied.size() * 10, span * 9)
+            << "client " << i << ": " << applied.size() << " of " << span;
 
         // Its avatar went where it asked, at the speed it asked (the first inputs apply a tick or two late).
         const float dx = last.x - first.x;

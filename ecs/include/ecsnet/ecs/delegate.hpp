@@ -35,10 +35,12 @@ public:
     /// Binds a member function of `instance`, or a free function taking `instance` first.
     template<auto Candidate, typename Type>
     [[nodiscard]] static constexpr delegate create(Type& instance) noexcept {
-        static_assert(std::is_invocable_r_v<Ret, decltype(Candidate), Type&, Args...>, "candidate not invocable");
+        static_assert(std::is_invocable_r_v<Ret, decltype(Candidate), Type&, Args...>,
+                      "candidate not invocable");
         return delegate{[](const void* payload, Args... args) -> Ret {
                             auto* self = static_cast<Type*>(const_cast<void*>(payload));
-                            return static_cast<Ret>(std::invoke(Candidate, *self, std::forward<Args>(args)...));
+                            return static_cast<Ret>(
+                                std::invoke(Candidate, *self, std::forward<Args>(args)...));
                         },
                         &instance};
     }

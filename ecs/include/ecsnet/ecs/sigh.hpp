@@ -180,7 +180,8 @@ public:
     template<typename Func>
     connection connect(Func&& func) {
         using callable = std::decay_t<Func>;
-        static_assert(std::is_invocable_v<callable&, Args...>, "listener not invocable with the signal's arguments");
+        static_assert(std::is_invocable_v<callable&, Args...>,
+                      "listener not invocable with the signal's arguments");
         auto* copy = new callable(std::forward<Func>(func));
         std::unique_ptr<void, void (*)(void*)> owned{copy, [](void* p) { delete static_cast<callable*>(p); }};
         return make(delegate_type::template create<&sink::invoke_owned<callable>>(*copy), std::move(owned));

@@ -81,9 +81,8 @@ public:
     }
 
     [[nodiscard]] std::size_t allocated_pages() const noexcept {
-        return static_cast<std::size_t>(std::count_if(pages_.begin(), pages_.end(), [](const auto* page) {
-            return page != empty_page().data();
-        }));
+        return static_cast<std::size_t>(std::count_if(
+            pages_.begin(), pages_.end(), [](const auto* page) { return page != empty_page().data(); }));
     }
 
 private:

@@ -89,56 +89,34 @@ public:
     }
 
     /// The component of an entity that has one (checked in debug builds, undefined otherwise).
-    [[nodiscard]] Type& get(entity e) noexcept
-        requires(!is_tag)
-    {
-        return components_[this->index(e)];
-    }
-    [[nodiscard]] const Type& get(entity e) const noexcept
-        requires(!is_tag)
-    {
+    [[nodiscard]] Type& get(entity e) noexcept requires(!is_tag) { return components_[this->index(e)]; }
+    [[nodiscard]] const Type& get(entity e) const noexcept requires(!is_tag) {
         return components_[this->index(e)];
     }
 
     /// The component of `e`, or nullptr if it has none (stale identifiers included).
-    [[nodiscard]] Type* try_get(entity e) noexcept
-        requires(!is_tag)
-    {
+    [[nodiscard]] Type* try_get(entity e) noexcept requires(!is_tag) {
         const auto pos = this->find(e);
         return pos == npos ? nullptr : components_.data() + pos;
     }
-    [[nodiscard]] const Type* try_get(entity e) const noexcept
-        requires(!is_tag)
-    {
+    [[nodiscard]] const Type* try_get(entity e) const noexcept requires(!is_tag) {
         const auto pos = this->find(e);
         return pos == npos ? nullptr : components_.data() + pos;
     }
 
     /// The component at a position of the packed array.
-    [[nodiscard]] Type& element_at(size_type pos) noexcept
-        requires(!is_tag)
-    {
+    [[nodiscard]] Type& element_at(size_type pos) noexcept requires(!is_tag) {
         ECSNET_ASSERT(pos < this->size(), "position out of range");
         return components_[pos];
     }
-    [[nodiscard]] const Type& element_at(size_type pos) const noexcept
-        requires(!is_tag)
-    {
+    [[nodiscard]] const Type& element_at(size_type pos) const noexcept requires(!is_tag) {
         ECSNET_ASSERT(pos < this->size(), "position out of range");
         return components_[pos];
     }
 
     /// The packed component array: raw()[i] belongs to data()[i].
-    [[nodiscard]] Type* raw() noexcept
-        requires(!is_tag)
-    {
-        return components_.data();
-    }
-    [[nodiscard]] const Type* raw() const noexcept
-        requires(!is_tag)
-    {
-        return components_.data();
-    }
+    [[nodiscard]] Type* raw() noexcept requires(!is_tag) { return components_.data(); }
+    [[nodiscard]] const Type* raw() const noexcept requires(!is_tag) { return components_.data(); }
 
     void reserve(size_type count) {
         base_type::reserve(count);

@@ -16,8 +16,8 @@
 
 #include <algorithm>
 #include <array>
-#include <cstdint>
 #include <cstddef>
+#include <cstdint>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -37,8 +37,7 @@ using component_ref_t = std::conditional_t<std::is_const_v<Storage>, const typen
 
 /// What each() passes for one storage: a reference to its component, or nothing for a tag.
 template<typename Storage>
-using each_args_t =
-    std::conditional_t<Storage::is_tag, std::tuple<>, std::tuple<component_ref_t<Storage>>>;
+using each_args_t = std::conditional_t<Storage::is_tag, std::tuple<>, std::tuple<component_ref_t<Storage>>>;
 
 template<typename Func, typename Tuple>
 struct applicable;
@@ -141,13 +140,14 @@ public:
         const auto leader = lead_index();
         [&]<std::size_t... I>(std::index_sequence<I...>) {
             static_cast<void>(((I == leader ? (each_led_by<I>(func), true) : false) || ...));
-        }(std::index_sequence_for<Get...>{});
+        }
+        (std::index_sequence_for<Get...>{});
     }
 
 private:
     [[nodiscard]] std::size_t lead_index() const noexcept {
-        const std::array<std::size_t, get_count> sizes =
-            std::apply([](auto*... pool) { return std::array<std::size_t, get_count>{pool->size()...}; }, pools_);
+        const std::array<std::size_t, get_count> sizes = std::apply(
+            [](auto*... pool) { return std::array<std::size_t, get_count>{pool->size()...}; }, pools_);
         return static_cast<std::size_t>(std::min_element(sizes.begin(), sizes.end()) - sizes.begin());
     }
 
@@ -177,8 +177,9 @@ private:
         const auto& leader = *std::get<Lead>(pools_);
         for (std::size_t pos = 0; pos < leader.size();) {
             const auto last = std::min(pos + block, leader.size());
-            pos = aligned<Lead>(pos, last) ? run_aligned(func, leader, pos, last, std::index_sequence_for<Get...>{})
-                                           : run_probing<Lead>(func, leader, pos, last);
+            pos = aligned<Lead>(pos, last)
+                      ? run_aligned(func, leader, pos, last, std::index_sequence_for<Get...>{})
+                      : run_probing<Lead>(func, leader, pos, last);
         }
     }
 
@@ -191,7 +192,8 @@ private:
                 return ((I == Lead ? (at[I] = static_cast<position_type>(pos), true)
                                    : (at[I] = std::get<I>(pools_)->find(e, pos)) != npos) &&
                         ...);
-            }(std::index_sequence_for<Get...>{});
+            }
+            (std::index_sequence_for<Get...>{});
             if (matches && !excluded(e)) {
                 invoke(func, e, at, std::index_sequence_for<Get...>{});
             }
@@ -227,7 +229,8 @@ private:
 
     // Where the walk goes after visiting `e` at `pos`: the next position, unless func removed `e` and
     // another entity took its place.
-    [[nodiscard]] static std::size_t next_position(const base_type& leader, std::size_t pos, entity e) noexcept {
+    [[nodiscard]] static std::size_t next_position(const base_type& leader, std::size_t pos,
+                                                   entity e) noexcept {
         return (pos < leader.size() && leader.data()[pos] == e) ? pos + 1 : pos;
     }
 
@@ -237,7 +240,8 @@ private:
         const entity* lead = std::get<Lead>(pools_)->data();
         return [&]<std::size_t... I>(std::index_sequence<I...>) {
             return ((I == Lead || same_entities(lead, *std::get<I>(pools_), first, last)) && ...);
-        }(std::index_sequence_for<Get...>{});
+        }
+        (std::index_sequence_for<Get...>{});
     }
 
     [[nodiscard]] static bool same_entities(const entity* lead, const base_type& other, std::size_t first,
