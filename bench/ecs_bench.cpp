@@ -144,9 +144,10 @@ void BM_FloorUpdate(benchmark::State& state) {
 }
 BENCHMARK(BM_FloorUpdate)->Arg(1'000'000)->Arg(16'000'000)->Unit(benchmark::kMillisecond);
 
-// Floor of (d): a random gather pos[idx[i]].x over shuffled indices.
-void BM_FloorGather(benchmark::State& state) {
-    std::vector<Position> positions(entity_count, Position{1.F, 0.F, 0.F});
+// Floor of (d): a random gather pos[idx[i]].x over shuffled indices, the positions in a `Positions` vector.
+template<typename Positions>
+void gather_floor(benchmark::State& state) {
+    Positions positions(entity_count, Position{1.F, 0.F, 0.F});
     std::vector<std::uint32_t> indices(entity_count);
     std::iota(indices.begin(), indices.end(), 0U);
     std::mt19937_64 rng{42};
@@ -160,7 +161,18 @@ void BM_FloorGather(benchmark::State& state) {
     }
     per_entity(state, entity_count);
 }
+
+void BM_FloorGather(benchmark::State& state) {
+    gather_floor<std::vector<Position>>(state);
+}
 BENCHMARK(BM_FloorGather)->Unit(benchmark::kMillisecond);
+
+// The same gather with the positions on huge pages, as the pools' big arrays are (huge_pages.hpp): what
+// BM_RandomGet would be compared with if the floor had the pools' memory too.
+void BM_FloorGatherHugePages(benchmark::State& state) {
+    gather_floor<std::vector<Position, ecsnet::detail::huge_page_allocator<Position>>>(state);
+}
+BENCHMARK(BM_FloorGatherHugePages)->Unit(benchmark::kMillisecond);
 
 // What the per-entity component bitsets buy: destroying entities that have 3 components, in a world of
 // P component types. BM_DestroyManyPools/P uses the registry, whose bitsets send destroy() straight to the

@@ -70,13 +70,26 @@ public:
         while (widest > 0 && histogram_[widest] == 0) {
             --widest;
         }
+        // cost(k) = sum over w of h[w] * (2 max(w, k + 1) - 1 - k); with K = k + 1 that is K for w <= K and
+        // 2w - K above: cost = K * count(w <= K) + 2 * sum(w * h[w], w > K) - K * count(w > K), kept by
+        // running sums as k grows (the same integers as summing each cost, so the same choice: the first
+        // minimum).
+        std::uint64_t count = 0;
+        std::uint64_t weight = 0;
+        for (unsigned w = 0; w <= widest; ++w) {
+            count += histogram_[w];
+            weight += std::uint64_t{histogram_[w]} * w;
+        }
+        std::uint64_t count_le = histogram_[0];
+        std::uint64_t weight_le = 0;
         unsigned best = 0;
         std::uint64_t best_cost = std::numeric_limits<std::uint64_t>::max();
         for (unsigned k = 0; k <= std::min(widest, 31U); ++k) {
-            std::uint64_t cost = 0;
-            for (unsigned w = 0; w <= widest; ++w) {
-                cost += std::uint64_t{histogram_[w]} * (2 * std::max(w, k + 1) - 1 - k);
-            }
+            const std::uint64_t big_k = k + 1;
+            count_le += histogram_[big_k];
+            weight_le += std::uint64_t{histogram_[big_k]} * big_k;
+            const std::uint64_t cost =
+                big_k * count_le + 2 * (weight - weight_le) - big_k * (count - count_le);
             if (cost < best_cost) {
                 best_cost = cost;
                 best = k;
@@ -107,9 +120,11 @@ void write_ascending(bit_writer& out, const std::vector<std::uint32_t>& list,
     }
     const unsigned k = sizer.best_k();
     out.put(k, k_bits);
+    auto at = out.cursor();
     for (const auto gap : gaps) {
-        out.put_eg(gap, k);
+        out.put_eg(at, gap, k);
     }
+    out.seek(at);
 }
 
 void write_eg_column(bit_writer& out, const std::vector<std::uint32_t>& values) {
@@ -119,9 +134,11 @@ void write_eg_column(bit_writer& out, const std::vector<std::uint32_t>& values) 
     }
     const unsigned k = sizer.best_k();
     out.put(k, k_bits);
+    auto at = out.cursor();
     for (const auto v : values) {
-        out.put_eg(v, k);
+        out.put_eg(at, v, k);
     }
+    out.seek(at);
 }
 
 // Frame of reference: the minimum on the field's bits, a width, then each value minus the minimum.
@@ -131,9 +148,11 @@ void write_full_values(bit_writer& out, const std::vector<std::uint32_t>& values
     const auto width = static_cast<unsigned>(std::bit_width(*hi - min));
     out.put(min, bits);
     out.put(width, w_bits);
+    auto at = out.cursor();
     for (const auto v : values) {
-        out.put(v - min, width);
+        out.put(at, v - min, width);
     }
+    out.seek(at);
 }
 
 } // namespace
@@ -178,9 +197,11 @@ void write_delta(const schema_layout& layout, const delta& d, bit_writer& out) {
         }
         const auto nfields = static_cast<unsigned>(fields.size());
         if (nfields > 1) {
+            auto at = out.cursor();
             for (const auto mask : cd.masks) {
-                out.put(mask, nfields);
+                out.put(at, mask, nfields);
             }
+            out.seek(at);
         }
         for (std::size_t f = 0; f < fields.size(); ++f) {
             const auto& residuals = cd.residuals[f];
@@ -196,9 +217,11 @@ void write_delta(const schema_layout& layout, const delta& d, bit_writer& out) {
             }
             const unsigned k = sizer.best_k();
             out.put(k, k_bits);
+            auto at = out.cursor();
             for (const auto z : scratch) {
-                out.put_eg(z, k);
+                out.put_eg(at, z, k);
             }
+            out.seek(at);
         }
     }
 }
@@ -238,12 +261,14 @@ bool read_ascending(bit_reader& in, std::vector<std::uint32_t>& list, std::size_
     // increasing, so checking the last value bounds them all; a failed read only yields zeros.
     std::uint64_t value = ~std::uint64_t{0}; // the first "gap" is the first value
     auto* out = list.data();
+    auto at = in.cursor();
     for (std::size_t i = 0; i < count; ++i) {
-        const auto gap = in.get_eg(k);
+        const auto gap = in.get_eg(at, k);
         value += 1 + gap;
         sizer.add(gap);
         out[i] = static_cast<std::uint32_t>(value);
     }
+    in.seek(at);
     if (!in.ok() || value > max_value) {
         in.fail();
         return false;
@@ -262,12 +287,14 @@ bool read_eg_column(bit_reader& in, std::vector<std::uint32_t>& values, std::siz
     resize_for_overwrite(values, count);
     eg_sizer sizer;
     std::uint64_t widest = 0;
+    auto at = in.cursor();
     for (auto& v : values) {
-        const auto n = in.get_eg(k);
+        const auto n = in.get_eg(at, k);
         widest |= n;
         v = static_cast<std::uint32_t>(n);
         sizer.add(n);
     }
+    in.seek(at);
     if (widest > 0xFFFFFFFFULL || k != sizer.best_k()) {
         in.fail();
     }
@@ -443,12 +470,39 @@ result<void> read_delta_into(const schema_layout& layout, std::string_view colum
             if (nfields == 1) {
                 std::fill(cd.masks.begin(), cd.masks.end(), 1U);
                 per_field[0] = cd.changed.size();
+            } else if (nfields <= 4) {
+                // Up to four fields: a mask is one nibble, counted with one table add into 16-bit lanes,
+                // flushed every 0xFFFF masks (mask_counter without its loop over nibbles).
+                auto at = in.cursor();
+                auto* masks = cd.masks.data();
+                const auto n = cd.masks.size();
+                std::uint32_t empty = 0;
+                for (std::size_t begin = 0; begin < n; begin += 0xFFFFU) {
+                    const auto end = std::min<std::size_t>(n, begin + 0xFFFFU);
+                    std::uint64_t lanes = 0;
+                    for (std::size_t i = begin; i < end; ++i) {
+                        const auto mask = static_cast<std::uint32_t>(bit_reader::get_known(at, nfields));
+                        masks[i] = mask;
+                        empty |= mask == 0 ? 1U : 0U;
+                        lanes += spread_table[mask];
+                    }
+                    for (unsigned b = 0; b < 4; ++b) {
+                        per_field[b] += (lanes >> (16 * b)) & 0xFFFFU;
+                    }
+                }
+                in.seek(at);
+                if (empty != 0) {
+                    return where("a changed entity with an empty change mask");
+                }
             } else {
                 mask_counter counter{nfields};
+                auto at = in.cursor();
                 for (auto& mask : cd.masks) {
-                    mask = static_cast<std::uint32_t>(in.get_known(nfields)); // the bits are there
+                    mask =
+                        static_cast<std::uint32_t>(bit_reader::get_known(at, nfields)); // the bits are there
                     counter.add(mask);
                 }
+                in.seek(at);
                 if (counter.any_empty()) {
                     return where("a changed entity with an empty change mask");
                 }
@@ -468,12 +522,14 @@ result<void> read_delta_into(const schema_layout& layout, std::string_view colum
                 const auto mask = fields[f].mask();
                 eg_sizer sizer;
                 std::uint64_t widest = 0;
+                auto at = in.cursor();
                 for (auto& r : residuals) {
-                    const auto n = in.get_eg(k); // zigzag(r) - 1
+                    const auto n = in.get_eg(at, k); // zigzag(r) - 1
                     widest = std::max(widest, n);
                     sizer.add(n);
                     r = static_cast<std::uint32_t>(static_cast<std::uint64_t>(unzigzag(n + 1))) & mask;
                 }
+                in.seek(at);
                 if (widest >= mask) {
                     return where("difference out of range in field '" + fields[f].name + "'");
                 }
@@ -796,6 +852,109 @@ void segment_candidates(const std::vector<aligned_run>& runs, const detail::colu
         out.push_back({begin, k, r.b - r.t, r.p - r.t, r.p != no_second});
     }
 }
+
+// The candidates of apply_delta's "written" pass: the union of two increasing lists of baseline positions,
+// `a` (whose entries in no run are dropped) and `c` (the changed entries, with their change masks
+// `c_masks`), mapped through the runs: positions in the new column (out_t) and the baseline's (out_b), and
+// the change mask (0 for an entry only in `a`). False if an entry of `c` is in no run. One pass instead of
+// mapping both lists, merging them and cutting the result into segments.
+bool union_through_runs(const std::vector<aligned_run>& runs, const std::vector<std::uint32_t>& a,
+                        const std::vector<std::uint32_t>& c, const std::vector<std::uint32_t>& c_masks,
+                        detail::column_vector<std::uint32_t>& out_t,
+                        detail::column_vector<std::uint32_t>& out_b,
+                        detail::column_vector<std::uint32_t>& out_masks) {
+    const auto most = a.size() + c.size();
+    out_t.resize(most);
+    out_b.resize(most);
+    out_masks.resize(most);
+    auto* __restrict to_t = out_t.data();
+    auto* __restrict to_b = out_b.data();
+    auto* __restrict to_m = out_masks.data();
+    const auto* pa = a.data();
+    const auto* const ea = pa + a.size();
+    const auto* const cb = c.data();
+    const auto* pc = cb;
+    const auto* const ec = pc + c.size();
+    const auto* cm = c_masks.data();
+    std::size_t count = 0;
+    for (const auto& r : runs) {
+        if (pa == ea && pc == ec) {
+            break;
+        }
+        while (pa != ea && *pa < r.b) {
+            ++pa;
+        }
+        if (pc != ec && *pc < r.b) {
+            return false;
+        }
+        const std::uint32_t last = r.b + r.length;
+        const std::uint32_t shift = r.t - r.b; // modulo 2^32
+        while (true) {
+            const auto x = pa != ea ? *pa : no_bound;
+            const auto y = pc != ec ? *pc : no_bound;
+            const auto v = std::min(x, y);
+            if (v >= last) {
+                break;
+            }
+            pa += x == v ? 1 : 0;
+            std::uint32_t mask = 0;
+            if (y == v) {
+                mask = cm[pc - cb];
+                ++pc;
+            }
+            to_b[count] = v;
+            to_t[count] = v + shift;
+            to_m[count] = mask;
+            ++count;
+        }
+    }
+    if (pc != ec) {
+        return false;
+    }
+    out_t.resize(count);
+    out_b.resize(count);
+    out_masks.resize(count);
+    return true;
+}
+
+// apply_delta's pass over the candidates, for one field: adds the residual of the changed ones (bit `bit`
+// of their change mask), then flags those whose value differs from the baseline's and sums their checksum
+// terms (First: field 0 starts the flags and sums, the others add to them).
+struct candidate_field {
+    const std::uint32_t* at;
+    const std::uint32_t* at_b;
+    const std::uint32_t* change;
+    std::uint32_t bit;
+    const std::uint32_t* residual;
+    std::uint32_t mask;
+    std::uint64_t weight;
+    std::uint32_t* flag;
+    std::uint64_t* total;
+    std::size_t n;
+
+    template<bool First, typename T>
+    void run(T* __restrict now, const T* __restrict before) const {
+        const auto* next = residual;
+        auto* __restrict flags = flag;
+        auto* __restrict totals = total;
+        for (std::size_t k = 0; k < n; ++k) {
+            const auto pos = at[k];
+            std::uint32_t v = now[pos];
+            if ((change[k] & bit) != 0) {
+                v = (v + *next++) & mask;
+                now[pos] = static_cast<T>(v);
+            }
+            const auto d = std::uint64_t{v} - std::uint64_t{before[at_b[k]]};
+            if constexpr (First) {
+                flags[k] = d != 0 ? 1U : 0U;
+                totals[k] = d * weight;
+            } else {
+                flags[k] |= d != 0 ? 1U : 0U;
+                totals[k] += d * weight;
+            }
+        }
+    }
+};
 
 // For one field over the candidate positions `at` (cut in segments): the residual of each, the non-zero
 // ones written in order to `kept` (how many is returned), and bit `bit` of masks[k] set where it is not 0
@@ -1482,9 +1641,19 @@ result<void> apply_delta(const schema_layout& layout, const replicated_state* ba
         }
         const auto nt = ids->size();
 
-        // Positions of the changed entries in the new column, through the runs.
+        // Which entries may differ from the baseline ("written", below): without extrapolation only the
+        // changed ones; with it, also those that moved between the two baselines, known when the baseline was
+        // itself built from the second baseline (its `written`), else found by scanning the columns.
+        const bool scan = predict && !(baseline->written_since && *baseline->written_since == second->tick);
+        // Positions of the changed entries in the new column, through the runs; without a scan, merged with
+        // the other candidates (their residuals are then added in the candidates' pass).
         auto& changed_t = work.changed_t;
-        if (!map_through_runs(*runs, cd.changed, changed_t, false)) {
+        auto& candidates = work.candidates;
+        auto& candidates_b = work.candidates_b;
+        auto& candidate_masks = work.candidate_masks;
+        if (scan ? !map_through_runs(*runs, cd.changed, changed_t, false)
+                 : !union_through_runs(*runs, predict ? baseline->written[comp] : none, cd.changed, cd.masks,
+                                       candidates, candidates_b, candidate_masks)) {
             return inconsistent("component '" + layout[comp].name +
                                 "' changed on an entity that does not keep it");
         }
@@ -1510,6 +1679,9 @@ result<void> apply_delta(const schema_layout& layout, const replicated_state* ba
                 for (std::size_t k = 0; k < eff.added.size(); ++k) {
                     dst[eff.added[k]] = static_cast<T>(added[k]);
                 }
+                if (!scan) {
+                    return; // the residuals are added in the candidates' pass
+                }
                 const auto mask = fields[f].mask();
                 const auto& residuals = cd.residuals[f];
                 std::size_t next = 0;
@@ -1522,13 +1694,9 @@ result<void> apply_delta(const schema_layout& layout, const replicated_state* ba
             });
         }
 
-        // Written: survivors whose values differ from the baseline's. Without extrapolation only the changed
-        // ones can; with it, also those that moved between the two baselines: known when the baseline was
-        // itself built from the second baseline (its `written`), else found by comparing the columns.
+        // Written: survivors whose values differ from the baseline's.
         auto& written = eff.written;
         auto& written_b = work.written_b;
-        auto& candidates = work.candidates;
-        const bool scan = predict && !(baseline->written_since && *baseline->written_since == second->tick);
         if (scan) {
             auto& differs = work.masks;
             differs.resize(nt);
@@ -1555,24 +1723,15 @@ result<void> apply_delta(const schema_layout& layout, const replicated_state* ba
             candidates.resize(count);
             written.assign(candidates.begin(), candidates.end());
         } else {
-            // Candidates: the changed entries, and the baseline's written ones (mapped into the new column).
-            if (predict) {
-                map_through_runs(*runs, baseline->written[comp], work.positions, true);
-                candidates.resize(work.positions.size() + changed_t.size());
-                candidates.resize(static_cast<std::size_t>(
-                    std::set_union(work.positions.begin(), work.positions.end(), changed_t.begin(),
-                                   changed_t.end(), candidates.begin()) -
-                    candidates.begin()));
-            } else {
-                candidates.assign(changed_t.begin(), changed_t.end());
-            }
+            // Candidates (union_through_runs, above): the changed entries, and with extrapolation the
+            // baseline's written ones, with their baseline positions and change masks.
             written.clear();
             written_b.clear();
             if (!candidates.empty()) {
-                // Keep those that differ from the baseline (a difference can cancel an extrapolation), and
-                // sum their checksum contribution in the same pass (an entry that does not differ adds 0).
-                // Field 0 starts the flags and sums, the others add to them; within a segment (one run) a
-                // candidate's baseline position is its own plus a constant (segment_candidates).
+                // Add the residuals of the changed ones, keep those that differ from the baseline (a
+                // difference can cancel an extrapolation), and sum their checksum contribution in the same
+                // pass (an entry that does not differ adds 0). Field 0 starts the flags and sums, the others
+                // add to them.
                 auto& differs = work.masks;
                 auto& acc = work.sums;
                 const auto ncand = candidates.size();
@@ -1580,27 +1739,23 @@ result<void> apply_delta(const schema_layout& layout, const replicated_state* ba
                     differs.resize(ncand);
                 }
                 acc.resize(ncand);
-                auto& segments = work.segments;
-                segment_candidates(*runs, candidates, segments);
                 const auto* at = candidates.data();
+                const auto* at_b = candidates_b.data();
+                const auto* change = candidate_masks.data();
                 for (std::size_t f = 0; f < fields.size(); ++f) {
                     const auto weight = cw.fields[f];
-                    const bool first = f == 0;
-                    state.fields[f].visit([&](const auto& dst) {
+                    const auto mask = fields[f].mask();
+                    const auto* residual = cd.residuals[f].data();
+                    const candidate_field pass{at,         at_b, change, std::uint32_t{1} << f,
+                                               residual,   mask, weight, differs.data(),
+                                               acc.data(), ncand};
+                    state.fields[f].visit([&](auto& dst) {
                         using T = typename std::decay_t<decltype(dst)>::value_type;
-                        const T* now = dst.data();
                         const T* bv = static_cast<const T*>(baseline->components[comp].fields[f].raw());
-                        auto* __restrict flag = differs.data();
-                        auto* __restrict total = acc.data();
-                        for (const auto& seg : segments) {
-                            for (auto k = seg.begin; k < seg.end; ++k) {
-                                const std::uint32_t pos = at[k];
-                                const std::uint32_t pos_b = pos + seg.to_b; // modulo 2^32
-                                const auto d = std::uint64_t{now[pos]} - std::uint64_t{bv[pos_b]};
-                                const std::uint32_t nonzero = d != 0 ? 1U : 0U;
-                                flag[k] = first ? nonzero : (flag[k] | nonzero);
-                                total[k] = first ? d * weight : total[k] + d * weight;
-                            }
+                        if (f == 0) {
+                            pass.run<true>(dst.data(), bv);
+                        } else {
+                            pass.run<false>(dst.data(), bv);
                         }
                     });
                 }

@@ -174,14 +174,15 @@ TEST(SparseSet, MoveTransfersEverything) {
     EXPECT_TRUE(assigned.contains(make(5000)));
 }
 
+// Indices are k * stride for k in [0, index_range): a stride spreads few elements over many sparse pages.
 template<typename Set>
-void run_differential(std::uint32_t index_range, std::uint32_t seed) {
+void run_differential(std::uint32_t index_range, std::uint32_t seed, std::uint32_t stride = 1) {
     std::mt19937 rng{seed};
     Set set;
     std::set<std::uint32_t> model;                   // integral identifiers
     std::map<std::uint32_t, std::uint32_t> by_index; // index -> identifier held
     const auto random_entity = [&] {
-        return make(std::uniform_int_distribution<std::uint32_t>{0, index_range - 1}(rng),
+        return make(std::uniform_int_distribution<std::uint32_t>{0, index_range - 1}(rng)*stride,
                     std::uniform_int_distribution<std::uint32_t>{0, 2}(rng));
     };
     for (int step = 0; step < 100'000; ++step) {
@@ -240,6 +241,11 @@ void run_differential(std::uint32_t index_range, std::uint32_t seed) {
 TEST(SparseSetDifferential, DynamicAgainstStdSet) {
     run_differential<ecsnet::sparse_set<>>(300, 1);
     run_differential<ecsnet::sparse_set<>>(20'000, 2); // several sparse pages
+}
+
+TEST(SparseSetDifferential, DynamicAgainstStdSetWhilePagesMoveIntoHugeBlocks) {
+    // About 2,000 indices over 256 pages: runs of pages move into huge blocks while they hold elements.
+    run_differential<ecsnet::sparse_set<>>(2'048, 4, 509);
 }
 
 TEST(SparseSetDifferential, FixedAgainstStdSet) {

@@ -9,6 +9,7 @@
 #include "ecs/delegate.hpp"
 #include "ecs/entity.hpp"
 #include "ecs/group.hpp"
+#include "ecs/huge_pages.hpp"
 #include "ecs/mpmc_queue.hpp"
 #include "ecs/registry.hpp"
 #include "ecs/schedule_error.hpp"

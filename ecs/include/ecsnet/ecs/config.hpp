@@ -15,6 +15,16 @@
 #define ECSNET_ASSERTS_ENABLED 0
 #endif
 
+// Keeps a rarely taken path (allocating a page, growing an array) out of the hot function that calls it,
+// so that the hot path saves fewer registers and stays small enough to inline.
+#if defined(__GNUC__) || defined(__clang__)
+#define ECSNET_NOINLINE __attribute__((noinline))
+#elif defined(_MSC_VER)
+#define ECSNET_NOINLINE __declspec(noinline)
+#else
+#define ECSNET_NOINLINE
+#endif
+
 namespace ecsnet::detail {
 
 [[noreturn]] inline void assertion_failed(const char* condition, const char* message, const char* file,

@@ -44,6 +44,7 @@
 #include "config.hpp"
 #include "entity.hpp"
 #include "group.hpp"
+#include "huge_pages.hpp"
 #include "sigh.hpp"
 #include "sort.hpp"
 #include "sparse_set.hpp"
@@ -914,7 +915,7 @@ private:
     // A 65th component type: give every entity one more word of bits.
     void widen_masks() {
         const auto wider = words_ + 1;
-        std::vector<std::uint64_t> masks(entities_.size() * wider, 0);
+        decltype(masks_) masks(entities_.size() * wider, 0);
         for (size_type index = 0; index < entities_.size(); ++index) {
             std::copy_n(masks_.begin() + static_cast<std::ptrdiff_t>(index * words_), words_,
                         masks.begin() + static_cast<std::ptrdiff_t>(index * wider));
@@ -926,11 +927,13 @@ private:
         }
     }
 
-    std::vector<entity> entities_;
+    // The per-entity arrays are the registry's big ones: on huge pages once they reach 2 MiB.
+    std::vector<entity, detail::huge_page_allocator<entity>> entities_;
     entity_traits::integral_type free_head_{null_index};
     size_type alive_{};
 
-    std::vector<std::uint64_t> masks_; // words_ words per entity index
+    // words_ words per entity index
+    std::vector<std::uint64_t, detail::huge_page_allocator<std::uint64_t>> masks_;
     size_type words_{1};
 
     std::vector<std::unique_ptr<pool_record>> records_; // by bit, in order of creation

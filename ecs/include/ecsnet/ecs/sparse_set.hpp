@@ -36,6 +36,7 @@
 #include "capacity.hpp"
 #include "config.hpp"
 #include "entity.hpp"
+#include "huge_pages.hpp"
 #include "sort.hpp"
 #include "sparse_array.hpp"
 
@@ -317,7 +318,7 @@ protected:
         }
     }
 
-    std::vector<entity> packed_;
+    std::vector<entity, detail::huge_page_allocator<entity>> packed_;
     typename detail::sparse_array_for<Capacity>::type sparse_;
 };
 

@@ -30,6 +30,7 @@
 #include "capacity.hpp"
 #include "config.hpp"
 #include "entity.hpp"
+#include "huge_pages.hpp"
 #include "sort.hpp"
 #include "sparse_set.hpp"
 
@@ -370,7 +371,7 @@ private:
     void grow_if_full() {
         if constexpr (!std::is_nothrow_move_constructible_v<Type> && !base_type::fixed) {
             if (components_.size() == components_.capacity()) {
-                std::vector<Type> bigger;
+                decltype(components_) bigger;
                 bigger.reserve(std::max<size_type>(8, components_.capacity() * 2));
                 for (auto& component : components_) {
                     bigger.emplace_back(std::move(component));
@@ -380,7 +381,8 @@ private:
         }
     }
 
-    std::conditional_t<is_tag, detail::no_components, std::vector<Type>> components_;
+    std::conditional_t<is_tag, detail::no_components, std::vector<Type, detail::huge_page_allocator<Type>>>
+        components_;
 };
 
 } // namespace ecsnet

@@ -18,6 +18,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -134,23 +135,32 @@ public:
 
     template<typename Func>
     void each(Func func) const {
-        static_assert(detail::applicable<Func&, entity_args_tuple>::value ||
-                          detail::applicable<Func&, args_tuple>::value,
-                      "each() takes func(entity, components...) or func(components...), tags left out");
-        const auto leader = lead_index();
-        [&]<std::size_t... I>(std::index_sequence<I...>) {
-            static_cast<void>(((I == leader ? (each_led_by<I>(func), true) : false) || ...));
-        }
-        (std::index_sequence_for<Get...>{});
+        each_between(lead_index(), 0, std::numeric_limits<std::size_t>::max(), func);
     }
 
-private:
+    /// Which of the Get... pools each() walks: the shortest (the first of equals).
     [[nodiscard]] std::size_t lead_index() const noexcept {
         const std::array<std::size_t, get_count> sizes = std::apply(
             [](auto*... pool) { return std::array<std::size_t, get_count>{pool->size()...}; }, pools_);
         return static_cast<std::size_t>(std::min_element(sizes.begin(), sizes.end()) - sizes.begin());
     }
 
+    /// each() over the positions [first, last) of pool number `lead` (< sizeof...(Get)) only: the entities
+    /// there that the view contains, front to back. Disjoint ranges of one leader visit disjoint entities,
+    /// which is how view_chunks splits a view among threads.
+    template<typename Func>
+    void each_between(std::size_t lead, std::size_t first, std::size_t last, Func& func) const {
+        static_assert(detail::applicable<Func&, entity_args_tuple>::value ||
+                          detail::applicable<Func&, args_tuple>::value,
+                      "each() takes func(entity, components...) or func(components...), tags left out");
+        ECSNET_ASSERT(lead < get_count, "no such pool in the view");
+        [&]<std::size_t... I>(std::index_sequence<I...>) {
+            static_cast<void>(((I == lead ? (each_led_by<I>(func, first, last), true) : false) || ...));
+        }
+        (std::index_sequence_for<Get...>{});
+    }
+
+private:
     [[nodiscard]] const base_type* lead() const noexcept {
         const base_type* leader = nullptr;
         std::apply(
@@ -172,14 +182,14 @@ private:
     // any change of a pool's size or buffer ends the block early and the walk resumes probing. When func
     // cannot touch the pools (it only writes components), the compiler proves these checks invariant.
     template<std::size_t Lead, typename Func>
-    void each_led_by(Func& func) const {
+    void each_led_by(Func& func, std::size_t first, std::size_t last) const {
         constexpr std::size_t block = 1024;
         const auto& leader = *std::get<Lead>(pools_);
-        for (std::size_t pos = 0; pos < leader.size();) {
-            const auto last = std::min(pos + block, leader.size());
-            pos = aligned<Lead>(pos, last)
-                      ? run_aligned(func, leader, pos, last, std::index_sequence_for<Get...>{})
-                      : run_probing<Lead>(func, leader, pos, last);
+        for (std::size_t pos = first; pos < std::min(last, leader.size());) {
+            const auto end = std::min({pos + block, last, leader.size()});
+            pos = aligned<Lead>(pos, end)
+                      ? run_aligned(func, leader, pos, end, std::index_sequence_for<Get...>{})
+                      : run_probing<Lead>(func, leader, pos, end);
         }
     }
 

@@ -43,37 +43,64 @@ public:
 
     /// Appends the `bits` low bits of `value` (bits <= 64; the higher bits of value must be zero).
     ECSNET_PROTO_INLINE void put(std::uint64_t value, unsigned bits) {
-        if (bits == 0) {
-            return;
-        }
-        acc_ |= value << fill_;
-        const unsigned total = fill_ + bits;
-        if (total >= 64) {
-            words_.push_back(acc_);
-            const unsigned carried = total - 64; // bits of value that did not fit
-            acc_ = carried == 0 ? 0 : value >> (bits - carried);
-            fill_ = carried;
-        } else {
-            fill_ = total;
-        }
+        auto c = cursor();
+        put(c, value, bits);
+        seek(c);
     }
 
     ECSNET_PROTO_INLINE void put_bit(bool bit) { put(bit ? 1U : 0U, 1); }
 
-    /// Exp-Golomb code of order k (k <= 31) of n (n < 2^40).
-    ECSNET_PROTO_INLINE void put_eg(std::uint64_t n, unsigned k) {
+    /// The pending bits as a local value for hot loops, which the compiler keeps in registers (the writer's
+    /// own members are stored and reloaded around every word it appends). Take one with cursor(), write
+    /// through the cursor overloads, then give it back with seek() before using the writer directly again.
+    struct cursor_type {
+        std::uint64_t acc;
+        unsigned fill;
+    };
+    [[nodiscard]] cursor_type cursor() const noexcept { return {acc_, fill_}; }
+    void seek(const cursor_type& c) noexcept {
+        acc_ = c.acc;
+        fill_ = c.fill;
+    }
+
+    /// put() at a cursor.
+    ECSNET_PROTO_INLINE void put(cursor_type& c, std::uint64_t value, unsigned bits) {
+        if (bits == 0) {
+            return;
+        }
+        c.acc |= value << c.fill;
+        const unsigned total = c.fill + bits;
+        if (total >= 64) {
+            words_.push_back(c.acc);
+            const unsigned carried = total - 64; // bits of value that did not fit
+            c.acc = carried == 0 ? 0 : value >> (bits - carried);
+            c.fill = carried;
+        } else {
+            c.fill = total;
+        }
+    }
+
+    /// put_eg() at a cursor.
+    ECSNET_PROTO_INLINE void put_eg(cursor_type& c, std::uint64_t n, unsigned k) {
         const std::uint64_t m = n + (std::uint64_t{1} << k);
         const auto width = static_cast<unsigned>(std::bit_width(m));
         const unsigned zeros = width - 1 - k;
         const unsigned low_bits = width - 1;
         const std::uint64_t low = m & ((std::uint64_t{1} << low_bits) - 1);
         if (2 * zeros + 1 + k <= 64) {
-            put(((low << 1) | 1U) << zeros, 2 * zeros + 1 + k);
+            put(c, ((low << 1) | 1U) << zeros, 2 * zeros + 1 + k);
         } else {
-            put(0, zeros);
-            put(1, 1);
-            put(low, low_bits);
+            put(c, 0, zeros);
+            put(c, 1, 1);
+            put(c, low, low_bits);
         }
+    }
+
+    /// Exp-Golomb code of order k (k <= 31) of n (n < 2^40).
+    ECSNET_PROTO_INLINE void put_eg(std::uint64_t n, unsigned k) {
+        auto c = cursor();
+        put_eg(c, n, k);
+        seek(c);
     }
 
     /// Bits written so far.
@@ -158,6 +185,45 @@ public:
         return get_eg_slow(k);
     }
 
+    /// A copy of the reading position for hot loops: a local value the compiler keeps in registers, where
+    /// the reader's own members are reloaded and stored again around every store the loop makes. Take one
+    /// with cursor(), read through the reader's cursor overloads, then give it back with seek() before
+    /// using the reader directly again.
+    struct cursor_type {
+        const std::uint8_t* data;
+        std::size_t pos;
+        std::size_t size_bits;
+    };
+    [[nodiscard]] cursor_type cursor() const noexcept { return {buffer_.data(), pos_, size_bits_}; }
+    void seek(const cursor_type& c) noexcept { pos_ = c.pos; }
+
+    /// get_known() at a cursor.
+    ECSNET_PROTO_INLINE static std::uint64_t get_known(cursor_type& c, unsigned bits) noexcept {
+        const std::uint64_t value = peek(c.data, c.pos) & ((std::uint64_t{1} << bits) - 1);
+        c.pos += bits;
+        return value;
+    }
+
+    /// get_eg() at a cursor: the same fast path in registers, the reader's slow path otherwise (which may
+    /// fail the reader: then the cursor has nothing left either).
+    ECSNET_PROTO_INLINE std::uint64_t get_eg(cursor_type& c, unsigned k) noexcept {
+        if (c.size_bits - c.pos >= 64) [[likely]] {
+            const std::uint64_t window = peek(c.data, c.pos);
+            const auto zeros = static_cast<unsigned>(std::countr_zero(window));
+            const unsigned payload = zeros + k;
+            if (payload <= 28) [[likely]] {
+                c.pos += payload + zeros + 1;
+                const std::uint64_t low = (window >> (zeros + 1)) & ((std::uint64_t{1} << payload) - 1);
+                return (low | (std::uint64_t{1} << payload)) - (std::uint64_t{1} << k);
+            }
+        }
+        pos_ = c.pos;
+        const auto value = get_eg_slow(k);
+        c.pos = pos_;
+        c.size_bits = size_bits_;
+        return value;
+    }
+
     std::uint64_t get_eg_slow(unsigned k) noexcept {
         if (pos_ >= size_bits_) {
             fail();
@@ -192,13 +258,14 @@ public:
 
 private:
     // 57 or more valid bits starting at pos_ (pos_ <= size_bits_, so the load stays in the padding).
-    [[nodiscard]] std::uint64_t peek() const noexcept {
+    [[nodiscard]] std::uint64_t peek() const noexcept { return peek(buffer_.data(), pos_); }
+    ECSNET_PROTO_INLINE static std::uint64_t peek(const std::uint8_t* data, std::size_t pos) noexcept {
         std::uint64_t word;
-        std::memcpy(&word, buffer_.data() + (pos_ >> 3), 8);
+        std::memcpy(&word, data + (pos >> 3), 8);
         if constexpr (std::endian::native == std::endian::big) {
             word = byteswap64(word);
         }
-        return word >> (pos_ & 7U);
+        return word >> (pos & 7U);
     }
 
     std::vector<std::uint8_t> buffer_;

@@ -129,6 +129,8 @@ struct delta_workspace {
     detail::column_vector<std::uint32_t> changed_t;
     detail::column_vector<std::uint32_t> written_b;
     detail::column_vector<std::uint32_t> candidates;
+    detail::column_vector<std::uint32_t> candidates_b;
+    detail::column_vector<std::uint32_t> candidate_masks;
     detail::column_vector<std::uint64_t> sums;
     detail::column_vector<std::uint32_t> masks;
     std::vector<detail::column_vector<std::uint32_t>> residuals;
