@@ -15,6 +15,8 @@ grep -q '^USER ' "$dockerfile" || fail "no non-root USER"
 grep -q '^HEALTHCHECK' "$dockerfile" || fail "no HEALTHCHECK"
 grep -q '^ENTRYPOINT \["' "$dockerfile" || fail "ENTRYPOINT is not in exec form"
 
+listed=$(grep -o 'lib[a-z0-9.+-]*' "$dockerfile" | sort -u)
+declare -A depends # candidate package -> what `apt-cache depends --recurse` says of it
 for binary in $(grep -o 'COPY --from=build /src/build/[^ ]*' "$dockerfile" | sed 's|COPY --from=build /src/build/||'); do
     [ -x "$build/$binary" ] || fail "the Dockerfile copies build/$binary, which the build does not make"
     for library in $(ldd "$build/$binary" | awk '/=>/ {print $3}'); do
@@ -25,12 +27,15 @@ for binary in $(grep -o 'COPY --from=build /src/build/[^ ]*' "$dockerfile" | sed
         libc6 | libgcc-s1 | libstdc++6 | zlib1g) continue ;; # in debian:bookworm-slim already
         esac
         # Packages pulled in by those the Dockerfile installs count too (libssl3 comes with cpp-httplib).
-        listed=$(grep -o 'lib[a-z0-9.+-]*' "$dockerfile" | sort -u)
+        # apt-cache's output is read whole before it is searched: `apt-cache | grep -q` would let grep
+        # exit at the first match and apt-cache die of SIGPIPE, which pipefail turns into "no match".
         covered=no
         for candidate in $listed; do
-            if [ "$candidate" = "$package" ] || apt-cache depends --recurse --no-recommends --no-suggests \
-                --no-conflicts --no-breaks --no-replaces --no-enhances "$candidate" 2>/dev/null |
-                grep -qx "  Depends: $package\|$package"; then
+            if [ -z "${depends[$candidate]+set}" ]; then
+                depends[$candidate]=$(apt-cache depends --recurse --no-recommends --no-suggests --no-conflicts \
+                    --no-breaks --no-replaces --no-enhances "$candidate" 2>/dev/null || true)
+            fi
+            if [ "$candidate" = "$package" ] || grep -qx "  Depends: $package" <<<"${depends[$candidate]}"; then
                 covered=yes
                 break
             fi
