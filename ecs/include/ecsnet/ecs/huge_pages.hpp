@@ -82,9 +82,9 @@ public:
     using value_type = Type;
 
     huge_page_allocator() noexcept = default;
+    // Not explicit: containers rebind an allocator by converting it.
     template<typename Other>
-    huge_page_allocator(const huge_page_allocator<Other>& /*other*/) noexcept {
-    } // NOLINT: rebinding is implicit
+    huge_page_allocator(const huge_page_allocator<Other>& /*other*/) noexcept {}
 
     [[nodiscard]] Type* allocate(std::size_t count) {
         if (count > std::numeric_limits<std::size_t>::max() / sizeof(Type)) {
