@@ -1,5 +1,7 @@
 #include "ecsnet/proto/checksum.hpp"
 
+#include "cpu_clones.hpp"
+
 namespace ecsnet::proto {
 
 checksum_weights::checksum_weights(const schema_layout& layout)
@@ -26,8 +28,8 @@ void add_field(std::uint64_t* sums, const T* values, std::size_t n, std::uint64_
 
 } // namespace
 
-std::uint64_t state_checksum(const checksum_weights& weights, const replicated_state& state,
-                             const std::vector<std::uint32_t>& generations) {
+ECSNET_CPU_CLONES std::uint64_t state_checksum(const checksum_weights& weights, const replicated_state& state,
+                                               const std::vector<std::uint32_t>& generations) {
     // Per entity, its generation's and its components' terms are summed first, then weighted once by w(i):
     // one mix64 per entity, not one per component (components whose ids are the entities' share the sums).
     std::vector<std::uint32_t> scratch;

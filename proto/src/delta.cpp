@@ -6,6 +6,8 @@
 #include <cstring>
 #include <limits>
 
+#include "cpu_clones.hpp"
+
 namespace ecsnet::proto {
 
 void component_delta::clear(std::size_t fields) {
@@ -104,8 +106,8 @@ private:
 
 // A strictly increasing list (entity indices or column positions): its length, then the first value and
 // the gaps minus one, all exp-Golomb with one order chosen for the list.
-void write_ascending(bit_writer& out, const std::vector<std::uint32_t>& list,
-                     std::vector<std::uint32_t>& gaps) {
+ECSNET_CPU_CLONES void write_ascending(bit_writer& out, const std::vector<std::uint32_t>& list,
+                                       std::vector<std::uint32_t>& gaps) {
     out.put_eg(list.size(), 0);
     if (list.empty()) {
         return;
@@ -157,7 +159,7 @@ void write_full_values(bit_writer& out, const std::vector<std::uint32_t>& values
 
 } // namespace
 
-void write_delta(const schema_layout& layout, const delta& d, bit_writer& out) {
+ECSNET_CPU_CLONES void write_delta(const schema_layout& layout, const delta& d, bit_writer& out) {
     if (d.empty()) {
         return;
     }
@@ -243,8 +245,8 @@ void resize_for_overwrite(std::vector<std::uint32_t>& v, std::size_t n) {
 }
 
 // Reads a strictly increasing list whose values are at most `max_value`.
-bool read_ascending(bit_reader& in, std::vector<std::uint32_t>& list, std::size_t max_count,
-                    std::uint64_t max_value) {
+ECSNET_CPU_CLONES bool read_ascending(bit_reader& in, std::vector<std::uint32_t>& list, std::size_t max_count,
+                                      std::uint64_t max_value) {
     const auto count = in.get_eg(0);
     // Every element takes at least one bit: a count above what is left is a lie, refused before allocating.
     if (!in.ok() || count > in.remaining() || count > max_count) {
@@ -392,8 +394,8 @@ private:
 
 // read_delta without the final clean-up: the lists of `out` are resized to what they hold, each element
 // written, so that buffers kept from the previous call are not zeroed first (resize_for_overwrite).
-result<void> read_delta_into(const schema_layout& layout, std::string_view columns, bool full_state,
-                             delta& out, const delta_limits& limits) {
+ECSNET_CPU_CLONES result<void> read_delta_into(const schema_layout& layout, std::string_view columns,
+                                               bool full_state, delta& out, const delta_limits& limits) {
     bit_reader in{columns};
     const auto max_count = limits.max_entities;
     const auto max_position = max_count == 0 ? 0 : max_count - 1;
@@ -733,6 +735,30 @@ void outside_runs(const std::vector<aligned_run>& runs, std::size_t n, bool targ
     }
 }
 
+// out = (2 base - second) mod 2^bits over a run: the usual extrapolation (one tick ahead of a one-tick
+// span), over whole columns every tick (cpu_clones.hpp: 8 lanes instead of 4 where the CPU has AVX2).
+template<typename T>
+inline void doubled_run(const T* __restrict base, const T* __restrict second, T* __restrict out,
+                        std::uint32_t n, std::uint32_t mask) {
+    for (std::uint32_t k = 0; k < n; ++k) {
+        const std::uint32_t b = base[k];
+        out[k] = static_cast<T>((b + b - std::uint32_t{second[k]}) & mask);
+    }
+}
+
+ECSNET_CPU_CLONES void doubled_run_u32(const std::uint32_t* base, const std::uint32_t* second,
+                                       std::uint32_t* out, std::uint32_t n, std::uint32_t mask) {
+    doubled_run(base, second, out, n, mask);
+}
+ECSNET_CPU_CLONES void doubled_run_u16(const std::uint16_t* base, const std::uint16_t* second,
+                                       std::uint16_t* out, std::uint32_t n, std::uint32_t mask) {
+    doubled_run(base, second, out, n, mask);
+}
+ECSNET_CPU_CLONES void doubled_run_u8(const std::uint8_t* base, const std::uint8_t* second, std::uint8_t* out,
+                                      std::uint32_t n, std::uint32_t mask) {
+    doubled_run(base, second, out, n, mask);
+}
+
 // The reference of every entry of a run, for one field.
 template<typename T>
 inline void reference_run(const T* __restrict base, const T* __restrict second, T* __restrict out,
@@ -741,9 +767,14 @@ inline void reference_run(const T* __restrict base, const T* __restrict second, 
     if (!extrapolated) {
         std::memcpy(out, base, n * sizeof(T));
     } else if (x.span == 1 && x.ahead == 1) { // the usual case: 2b - p, no multiplication
-        for (std::uint32_t k = 0; k < n; ++k) {
-            const std::uint32_t b = base[k];
-            out[k] = static_cast<T>((b + b - std::uint32_t{second[k]}) & mask);
+        if constexpr (std::is_same_v<T, std::uint32_t>) {
+            doubled_run_u32(base, second, out, n, mask);
+        } else if constexpr (std::is_same_v<T, std::uint16_t>) {
+            doubled_run_u16(base, second, out, n, mask);
+        } else if constexpr (std::is_same_v<T, std::uint8_t>) {
+            doubled_run_u8(base, second, out, n, mask);
+        } else {
+            doubled_run(base, second, out, n, mask);
         }
     } else if (x.span == 1) {
         const std::uint32_t a = x.ahead;
@@ -852,109 +883,6 @@ void segment_candidates(const std::vector<aligned_run>& runs, const detail::colu
         out.push_back({begin, k, r.b - r.t, r.p - r.t, r.p != no_second});
     }
 }
-
-// The candidates of apply_delta's "written" pass: the union of two increasing lists of baseline positions,
-// `a` (whose entries in no run are dropped) and `c` (the changed entries, with their change masks
-// `c_masks`), mapped through the runs: positions in the new column (out_t) and the baseline's (out_b), and
-// the change mask (0 for an entry only in `a`). False if an entry of `c` is in no run. One pass instead of
-// mapping both lists, merging them and cutting the result into segments.
-bool union_through_runs(const std::vector<aligned_run>& runs, const std::vector<std::uint32_t>& a,
-                        const std::vector<std::uint32_t>& c, const std::vector<std::uint32_t>& c_masks,
-                        detail::column_vector<std::uint32_t>& out_t,
-                        detail::column_vector<std::uint32_t>& out_b,
-                        detail::column_vector<std::uint32_t>& out_masks) {
-    const auto most = a.size() + c.size();
-    out_t.resize(most);
-    out_b.resize(most);
-    out_masks.resize(most);
-    auto* __restrict to_t = out_t.data();
-    auto* __restrict to_b = out_b.data();
-    auto* __restrict to_m = out_masks.data();
-    const auto* pa = a.data();
-    const auto* const ea = pa + a.size();
-    const auto* const cb = c.data();
-    const auto* pc = cb;
-    const auto* const ec = pc + c.size();
-    const auto* cm = c_masks.data();
-    std::size_t count = 0;
-    for (const auto& r : runs) {
-        if (pa == ea && pc == ec) {
-            break;
-        }
-        while (pa != ea && *pa < r.b) {
-            ++pa;
-        }
-        if (pc != ec && *pc < r.b) {
-            return false;
-        }
-        const std::uint32_t last = r.b + r.length;
-        const std::uint32_t shift = r.t - r.b; // modulo 2^32
-        while (true) {
-            const auto x = pa != ea ? *pa : no_bound;
-            const auto y = pc != ec ? *pc : no_bound;
-            const auto v = std::min(x, y);
-            if (v >= last) {
-                break;
-            }
-            pa += x == v ? 1 : 0;
-            std::uint32_t mask = 0;
-            if (y == v) {
-                mask = cm[pc - cb];
-                ++pc;
-            }
-            to_b[count] = v;
-            to_t[count] = v + shift;
-            to_m[count] = mask;
-            ++count;
-        }
-    }
-    if (pc != ec) {
-        return false;
-    }
-    out_t.resize(count);
-    out_b.resize(count);
-    out_masks.resize(count);
-    return true;
-}
-
-// apply_delta's pass over the candidates, for one field: adds the residual of the changed ones (bit `bit`
-// of their change mask), then flags those whose value differs from the baseline's and sums their checksum
-// terms (First: field 0 starts the flags and sums, the others add to them).
-struct candidate_field {
-    const std::uint32_t* at;
-    const std::uint32_t* at_b;
-    const std::uint32_t* change;
-    std::uint32_t bit;
-    const std::uint32_t* residual;
-    std::uint32_t mask;
-    std::uint64_t weight;
-    std::uint32_t* flag;
-    std::uint64_t* total;
-    std::size_t n;
-
-    template<bool First, typename T>
-    void run(T* __restrict now, const T* __restrict before) const {
-        const auto* next = residual;
-        auto* __restrict flags = flag;
-        auto* __restrict totals = total;
-        for (std::size_t k = 0; k < n; ++k) {
-            const auto pos = at[k];
-            std::uint32_t v = now[pos];
-            if ((change[k] & bit) != 0) {
-                v = (v + *next++) & mask;
-                now[pos] = static_cast<T>(v);
-            }
-            const auto d = std::uint64_t{v} - std::uint64_t{before[at_b[k]]};
-            if constexpr (First) {
-                flags[k] = d != 0 ? 1U : 0U;
-                totals[k] = d * weight;
-            } else {
-                flags[k] |= d != 0 ? 1U : 0U;
-                totals[k] += d * weight;
-            }
-        }
-    }
-};
 
 // For one field over the candidate positions `at` (cut in segments): the residual of each, the non-zero
 // ones written in order to `kept` (how many is returned), and bit `bit` of masks[k] set where it is not 0
@@ -1371,7 +1299,7 @@ void accumulate_difference(std::uint64_t* __restrict acc, const T* now, const st
 result<void> apply_delta(const schema_layout& layout, const replicated_state* baseline,
                          const replicated_state* second, extrapolation x, const delta& d,
                          replicated_state& out, delta_workspace& work, const checksum_weights& weights,
-                         const delta_limits& limits) {
+                         const delta_limits& limits, std::span<const candidate_kernel> kernels) {
     out.reset(layout);
     auto& effects = work.effects;
     effects.destroyed = d.destroyed;
@@ -1645,17 +1573,16 @@ result<void> apply_delta(const schema_layout& layout, const replicated_state* ba
         // changed ones; with it, also those that moved between the two baselines, known when the baseline was
         // itself built from the second baseline (its `written`), else found by scanning the columns.
         const bool scan = predict && !(baseline->written_since && *baseline->written_since == second->tick);
-        // Positions of the changed entries in the new column, through the runs; without a scan, merged with
-        // the other candidates (their residuals are then added in the candidates' pass).
-        auto& changed_t = work.changed_t;
-        auto& candidates = work.candidates;
-        auto& candidates_b = work.candidates_b;
-        auto& candidate_masks = work.candidate_masks;
-        if (scan ? !map_through_runs(*runs, cd.changed, changed_t, false)
-                 : !union_through_runs(*runs, predict ? baseline->written[comp] : none, cd.changed, cd.masks,
-                                       candidates, candidates_b, candidate_masks)) {
+        // With a scan, the positions of the changed entries in the new column, through the runs; without
+        // one, the candidates pass (below) walks them with the other candidates.
+        const auto changed_outside = [&] {
             return inconsistent("component '" + layout[comp].name +
                                 "' changed on an entity that does not keep it");
+        };
+        auto& changed_t = work.changed_t;
+        auto& candidates = work.candidates;
+        if (scan && !map_through_runs(*runs, cd.changed, changed_t, false)) {
+            return changed_outside();
         }
 
         // The values: references over the runs, then the added values, then the residuals.
@@ -1722,55 +1649,54 @@ result<void> apply_delta(const schema_layout& layout, const replicated_state* ba
             }
             candidates.resize(count);
             written.assign(candidates.begin(), candidates.end());
-        } else {
-            // Candidates (union_through_runs, above): the changed entries, and with extrapolation the
-            // baseline's written ones, with their baseline positions and change masks.
-            written.clear();
-            written_b.clear();
-            if (!candidates.empty()) {
-                // Add the residuals of the changed ones, keep those that differ from the baseline (a
-                // difference can cancel an extrapolation), and sum their checksum contribution in the same
-                // pass (an entry that does not differ adds 0). Field 0 starts the flags and sums, the others
-                // add to them.
-                auto& differs = work.masks;
-                auto& acc = work.sums;
-                const auto ncand = candidates.size();
-                if (differs.size() < ncand) {
-                    differs.resize(ncand);
-                }
-                acc.resize(ncand);
-                const auto* at = candidates.data();
-                const auto* at_b = candidates_b.data();
-                const auto* change = candidate_masks.data();
-                for (std::size_t f = 0; f < fields.size(); ++f) {
-                    const auto weight = cw.fields[f];
-                    const auto mask = fields[f].mask();
-                    const auto* residual = cd.residuals[f].data();
-                    const candidate_field pass{at,         at_b, change, std::uint32_t{1} << f,
-                                               residual,   mask, weight, differs.data(),
-                                               acc.data(), ncand};
-                    state.fields[f].visit([&](auto& dst) {
-                        using T = typename std::decay_t<decltype(dst)>::value_type;
-                        const T* bv = static_cast<const T*>(baseline->components[comp].fields[f].raw());
-                        if (f == 0) {
-                            pass.run<true>(dst.data(), bv);
-                        } else {
-                            pass.run<false>(dst.data(), bv);
-                        }
-                    });
-                }
-                const auto* id_of = ids->data();
-                for (std::size_t k = 0; k < ncand; ++k) {
-                    sum += w[id_of[candidates[k]]] * acc[k];
-                }
-                written.resize(ncand);
-                std::size_t count = 0;
-                for (std::size_t k = 0; k < ncand; ++k) {
-                    written[count] = candidates[k];
-                    count += differs[k];
-                }
-                written.resize(count);
+        } else if (baseline != nullptr) {
+            // The candidates pass (candidates.hpp): the changed entries, and with extrapolation the
+            // baseline's written ones, row by row.
+            const auto n = fields.size(); // at most max_fields_per_component (schema_layout checks)
+            std::array<void*, max_fields_per_component> now{};
+            std::array<const void*, max_fields_per_component> before{};
+            std::array<const std::uint32_t*, max_fields_per_component> residuals{};
+            std::array<std::uint32_t, max_fields_per_component> value_masks{};
+            std::array<unsigned, max_fields_per_component> widths{};
+            for (std::size_t f = 0; f < n; ++f) {
+                now[f] = state.fields[f].raw();
+                before[f] = baseline->components[comp].fields[f].raw();
+                residuals[f] = cd.residuals[f].data();
+                value_masks[f] = fields[f].mask();
+                widths[f] = state.fields[f].width();
             }
+            candidate_pass pass;
+            pass.runs = *runs;
+            pass.written_before = predict ? std::span<const std::uint32_t>{baseline->written[comp]}
+                                          : std::span<const std::uint32_t>{};
+            pass.changed = cd.changed;
+            pass.change_masks = cd.masks;
+            pass.fields = n;
+            pass.now = now.data();
+            pass.before = before.data();
+            pass.residuals = residuals.data();
+            pass.value_masks = value_masks.data();
+            pass.widths = widths.data();
+            pass.weights = cw.fields.data();
+            pass.entity_weights = w;
+            pass.ids = ids->data();
+            pass.written = &work.written_rows;
+            pass.sum = sum;
+            auto outcome = comp < kernels.size() && kernels[comp] != nullptr ? kernels[comp](pass)
+                                                                             : candidate_outcome::wrong_types;
+            if (outcome == candidate_outcome::wrong_types) {
+                outcome = dynamic_candidates(pass);
+            }
+            if (outcome != candidate_outcome::done) {
+                return changed_outside();
+            }
+            sum = pass.sum;
+            written.assign(work.written_rows.begin(),
+                           work.written_rows.begin() + static_cast<std::ptrdiff_t>(pass.written_count));
+        } else if (!cd.changed.empty()) {
+            return changed_outside(); // a full state has no baseline to change
+        } else {
+            written.clear();
         }
         const bool summed = !scan; // the candidate path summed the written differences already
         if (scan && !written.empty()) {

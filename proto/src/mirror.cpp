@@ -17,6 +17,9 @@ mirror::mirror(const schema& schema, mirror_options options)
         throw std::invalid_argument("tick rate must be positive");
     }
     scratch_ = std::make_unique<replicated_state>(schema.layout());
+    for (std::size_t c = 0; c < schema.size(); ++c) {
+        kernels_.push_back(schema.codec(c).candidates_kernel());
+    }
     registry_.prepare<net_id>();
 }
 
@@ -221,7 +224,7 @@ result<applied_snapshot> mirror::apply(const v1::Snapshot& s) {
             next.continuing.push_back({0, 0, aligned_run::no_second, n});
         }
     } else if (auto built = apply_delta(schema_->layout(), baseline, second, x, delta_, next, work_, weights_,
-                                        options_.limits);
+                                        options_.limits, kernels_);
                !built) {
         return refuse(built.code(), std::string{built.message()}, false);
     }

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "bitstream.hpp"
+#include "candidates.hpp"
 #include "checksum.hpp"
 #include "result.hpp"
 #include "schema.hpp"
@@ -125,12 +126,11 @@ struct delta_workspace {
     std::vector<aligned_run> entity_second_runs;
     std::vector<aligned_run> own_runs;
     std::vector<candidate_segment> segments;
+    std::vector<std::uint32_t> written_rows;
     std::vector<std::uint32_t> base_gone;
     detail::column_vector<std::uint32_t> changed_t;
     detail::column_vector<std::uint32_t> written_b;
     detail::column_vector<std::uint32_t> candidates;
-    detail::column_vector<std::uint32_t> candidates_b;
-    detail::column_vector<std::uint32_t> candidate_masks;
     detail::column_vector<std::uint64_t> sums;
     detail::column_vector<std::uint32_t> masks;
     std::vector<detail::column_vector<std::uint32_t>> residuals;
@@ -186,9 +186,11 @@ result<void> read_delta(const schema_layout& layout, std::string_view columns, b
 /// every entity with at least one component...). The states must carry generations. Sets out.checksum
 /// incrementally (the baseline's checksum plus the contribution of every change, which the caller compares
 /// with the server's) and work.effects; `out.tick` and `server_time_us` are left for the caller.
+/// `kernels`: per component, the candidates pass compiled for its storage types (candidates.hpp; a
+/// schema's, component_codec::candidates_kernel()); without one, the pass reads the types at run time.
 result<void> apply_delta(const schema_layout& layout, const replicated_state* baseline,
                          const replicated_state* second, extrapolation x, const delta& d,
                          replicated_state& out, delta_workspace& work, const checksum_weights& weights,
-                         const delta_limits& limits = {});
+                         const delta_limits& limits = {}, std::span<const candidate_kernel> kernels = {});
 
 } // namespace ecsnet::proto

@@ -145,6 +145,7 @@ private:
     const schema* schema_;
     mirror_options options_;
     checksum_weights weights_;
+    std::vector<candidate_kernel> kernels_; // per component, from the schema
     ecsnet::registry registry_;
 
     std::vector<std::unique_ptr<replicated_state>> states_; // oldest first

@@ -42,6 +42,7 @@
 #include <utility>
 #include <vector>
 
+#include "candidates.hpp"
 #include "ecsnet/ecs/entity.hpp"
 #include "ecsnet/ecs/registry.hpp"
 #include "ecsnet/ecs/type_info.hpp"
@@ -137,6 +138,8 @@ public:
     /// entity is known to have the component already (patch them without checking).
     virtual void write_rows(registry& reg, const entity* locals, const std::uint32_t* positions,
                             std::size_t n, const void* const* columns, bool all_present = false) const = 0;
+    /// apply_delta's candidates pass (candidates.hpp) compiled for this component's storage types.
+    [[nodiscard]] virtual candidate_kernel candidates_kernel() const noexcept = 0;
     /// Removes the component from `e` if it has one (on_destroy).
     virtual void remove(registry& reg, entity e) const = 0;
     [[nodiscard]] virtual bool contained(const registry& reg, entity e) const noexcept = 0;
@@ -328,6 +331,10 @@ public:
             fields_);
     }
 
+    [[nodiscard]] candidate_kernel candidates_kernel() const noexcept override {
+        return &typed_candidates<typename Fields::storage_type...>;
+    }
+
     void remove(registry& reg, entity e) const override { reg.remove<Component>(e); }
 
     [[nodiscard]] bool contained(const registry& reg, entity e) const noexcept override {
@@ -361,11 +368,28 @@ private:
         // One pool lookup for all the rows (registry.hpp, pool_handle_type); try_patch skips an entity
         // that lost the component or is no longer valid (one sparse lookup tells both).
         auto pool = reg.pool_handle<Component>();
+        if (pool.on_update().empty()) {
+            assign_rows(pool, locals, positions, n, in, std::index_sequence<I...>{});
+            return;
+        }
         for (std::size_t k = 0; k < n; ++k) {
             const auto pos = positions[k];
             pool.try_patch(locals[k], [&](Component& c) {
                 (std::get<I>(fields_).dequantize(c, std::uint32_t{std::get<I>(in)[pos]}), ...);
             });
+        }
+    }
+
+    // Nobody listens to the pool's updates: patching is writing in place. Without a (possible) signal call
+    // in the loop, the pool's arrays and the fields' constants stay in registers.
+    template<typename Pool, typename In, std::size_t... I>
+    [[gnu::flatten]] void assign_rows(Pool& pool, const entity* locals, const std::uint32_t* positions,
+                                      std::size_t n, const In& in, std::index_sequence<I...>) const {
+        for (std::size_t k = 0; k < n; ++k) {
+            if (auto* c = pool.try_get(locals[k]); c != nullptr) {
+                const auto pos = positions[k];
+                (std::get<I>(fields_).dequantize(*c, std::uint32_t{std::get<I>(in)[pos]}), ...);
+            }
         }
     }
 

@@ -25,6 +25,7 @@
 #include <utility>
 #include <vector>
 
+#include "aligned_run.hpp"
 #include "ecsnet/ecs/compact_id_array.hpp"
 #include "schema.hpp"
 
@@ -147,17 +148,6 @@ private:
     detail::column_vector<std::uint8_t> u8_;
     detail::column_vector<std::uint16_t> u16_;
     detail::column_vector<std::uint32_t> u32_;
-};
-
-/// A stretch of entries with the same ids in the target column (from position t), the baseline's (from b)
-/// and, when p != no_second, the second baseline's (from p).
-struct aligned_run {
-    static constexpr std::uint32_t no_second = 0xFFFFFFFFU;
-    std::uint32_t t{};
-    std::uint32_t b{};
-    std::uint32_t p{no_second};
-    std::uint32_t length{};
-    bool operator==(const aligned_run&) const = default;
 };
 
 struct component_state {
