@@ -71,9 +71,10 @@ namespace detail {
 
 // The walk shared by both kernels: Row(at, b, change, total) handles one candidate (new position `at`,
 // baseline position `b`, change mask, 0 for an entry only in written_before), adds its checksum term
-// factor to `total` and says whether it differs from the baseline. `row` is taken by value: a local
-// object whose address does not escape, its column pointers and cursors can live in registers (a
-// reference would make every store into a column possibly alias them).
+// factor to `total` and says whether it differs from the baseline. `row` is taken by value and copied
+// into a local whose address does not escape, so that its column pointers and cursors can live in
+// registers (through a reference or the by-value parameter's memory, every store into a column could
+// alias them: the copy saved 0.5 M instructions on the standard scene's decode).
 template<typename Row>
 candidate_outcome walk_candidates(candidate_pass& pass, Row row) {
     auto handle = row;
