@@ -759,6 +759,70 @@ ECSNET_CPU_CLONES void doubled_run_u8(const std::uint8_t* base, const std::uint8
     doubled_run(base, second, out, n, mask);
 }
 
+// flag[k] = (first ? 0 : flag[k]) | (a[k] != b[k]) over a run: one field of a comparison of rows, the
+// fields in turn (cpu_clones.hpp: 8 lanes where the CPU has AVX2).
+template<typename T>
+inline void mark_differences(const T* __restrict a, const T* __restrict b, std::uint32_t* __restrict flag,
+                             std::uint32_t n, bool first) {
+    if (first) {
+        for (std::uint32_t k = 0; k < n; ++k) {
+            flag[k] = a[k] != b[k] ? 1U : 0U;
+        }
+    } else {
+        for (std::uint32_t k = 0; k < n; ++k) {
+            flag[k] |= a[k] != b[k] ? 1U : 0U;
+        }
+    }
+}
+
+ECSNET_CPU_CLONES void mark_differences_u32(const std::uint32_t* a, const std::uint32_t* b,
+                                            std::uint32_t* flag, std::uint32_t n, bool first) {
+    mark_differences(a, b, flag, n, first);
+}
+ECSNET_CPU_CLONES void mark_differences_u16(const std::uint16_t* a, const std::uint16_t* b,
+                                            std::uint32_t* flag, std::uint32_t n, bool first) {
+    mark_differences(a, b, flag, n, first);
+}
+ECSNET_CPU_CLONES void mark_differences_u8(const std::uint8_t* a, const std::uint8_t* b, std::uint32_t* flag,
+                                           std::uint32_t n, bool first) {
+    mark_differences(a, b, flag, n, first);
+}
+
+template<typename T>
+void mark_differing(const T* a, const T* b, std::uint32_t* flag, std::uint32_t n, bool first) {
+    if constexpr (std::is_same_v<T, std::uint32_t>) {
+        mark_differences_u32(a, b, flag, n, first);
+    } else if constexpr (std::is_same_v<T, std::uint16_t>) {
+        mark_differences_u16(a, b, flag, n, first);
+    } else if constexpr (std::is_same_v<T, std::uint8_t>) {
+        mark_differences_u8(a, b, flag, n, first);
+    } else {
+        mark_differences(a, b, flag, n, first);
+    }
+}
+
+// out = (base + (base - second) x ahead) mod 2^bits over a run: extrapolation `ahead` ticks past a one-tick
+// span (a client whose acks lag), over whole columns.
+template<typename T>
+inline void extrapolated_run(const T* __restrict base, const T* __restrict second, T* __restrict out,
+                             std::uint32_t n, std::uint32_t mask, std::uint32_t ahead) {
+    for (std::uint32_t k = 0; k < n; ++k) {
+        const std::uint32_t b = base[k];
+        out[k] = static_cast<T>((b + (b - std::uint32_t{second[k]}) * ahead) & mask);
+    }
+}
+
+ECSNET_CPU_CLONES void extrapolated_run_u32(const std::uint32_t* base, const std::uint32_t* second,
+                                            std::uint32_t* out, std::uint32_t n, std::uint32_t mask,
+                                            std::uint32_t ahead) {
+    extrapolated_run(base, second, out, n, mask, ahead);
+}
+ECSNET_CPU_CLONES void extrapolated_run_u16(const std::uint16_t* base, const std::uint16_t* second,
+                                            std::uint16_t* out, std::uint32_t n, std::uint32_t mask,
+                                            std::uint32_t ahead) {
+    extrapolated_run(base, second, out, n, mask, ahead);
+}
+
 // The reference of every entry of a run, for one field.
 template<typename T>
 inline void reference_run(const T* __restrict base, const T* __restrict second, T* __restrict out,
@@ -777,10 +841,12 @@ inline void reference_run(const T* __restrict base, const T* __restrict second, 
             doubled_run(base, second, out, n, mask);
         }
     } else if (x.span == 1) {
-        const std::uint32_t a = x.ahead;
-        for (std::uint32_t k = 0; k < n; ++k) {
-            const std::uint32_t b = base[k];
-            out[k] = static_cast<T>((b + (b - std::uint32_t{second[k]}) * a) & mask);
+        if constexpr (std::is_same_v<T, std::uint32_t>) {
+            extrapolated_run_u32(base, second, out, n, mask, x.ahead);
+        } else if constexpr (std::is_same_v<T, std::uint16_t>) {
+            extrapolated_run_u16(base, second, out, n, mask, x.ahead);
+        } else {
+            extrapolated_run(base, second, out, n, mask, x.ahead);
         }
     } else {
         for (std::uint32_t k = 0; k < n; ++k) {
@@ -929,22 +995,20 @@ bool has_linear(const std::vector<field_info>& fields) noexcept {
                        [](const auto& f) { return f.predict == prediction::linear; });
 }
 
-// Appends to `out` the positions k in [first, first + n) where flags[k - first] != 0, without branching on
-// the flags, and skipping 8 at a time where they are all 0.
-inline std::size_t compact_nonzero(const std::uint32_t* flags, std::uint32_t first, std::uint32_t n,
-                                   std::uint32_t* out, std::size_t count) {
+// Appends to `out` the positions k in [first, first + n) where flags[k - first] != 0, in order.
+ECSNET_CPU_CLONES std::size_t compact_nonzero(const std::uint32_t* flags, std::uint32_t first,
+                                              std::uint32_t n, std::uint32_t* out, std::size_t count) {
+    // 32 flags become the bits of a word (vector compares where the CPU has them), then each set bit is
+    // one store: the cost follows the entries kept, not the entries scanned.
     std::uint32_t k = 0;
-    for (; k + 8 <= n; k += 8) {
-        std::uint64_t any = 0;
-        for (std::uint32_t j = 0; j < 8; ++j) {
-            any |= flags[k + j];
+    for (; k + 32 <= n; k += 32) {
+        std::uint32_t bits = 0;
+        for (std::uint32_t j = 0; j < 32; ++j) {
+            bits |= (flags[k + j] != 0 ? 1U : 0U) << j;
         }
-        if (any == 0) {
-            continue;
-        }
-        for (std::uint32_t j = 0; j < 8; ++j) {
-            out[count] = first + k + j;
-            count += flags[k + j] != 0 ? 1U : 0U;
+        while (bits != 0) {
+            out[count++] = first + k + static_cast<std::uint32_t>(std::countr_zero(bits));
+            bits &= bits - 1;
         }
     }
     for (; k < n; ++k) {
@@ -975,23 +1039,8 @@ void changed_positions(const std::vector<field_column>& now, const std::vector<f
             using T = typename std::decay_t<decltype(values)>::value_type;
             const T* old_values = static_cast<const T*>(before[f].raw());
             for (const auto& r : runs) {
-                auto* __restrict flag = flags.data() + r.t;
-                const T* __restrict a = values.data() + r.t;
-                const T* __restrict b = old_values + r.b;
-                // Most values do not change from one tick to the next: skip equal blocks with memcmp.
-                constexpr std::uint32_t block = 32;
-                for (std::uint32_t k = 0; k < r.length; k += block) {
-                    const auto m = std::min(block, r.length - k);
-                    if (std::memcmp(a + k, b + k, m * sizeof(T)) == 0) {
-                        if (f == 0) {
-                            std::fill_n(flag + k, m, 0U);
-                        }
-                        continue;
-                    }
-                    for (std::uint32_t j = k; j < k + m; ++j) {
-                        flag[j] = (f == 0 ? 0U : flag[j]) | (a[j] != b[j] ? 1U : 0U);
-                    }
-                }
+                mark_differing<T>(values.data() + r.t, old_values + r.b, flags.data() + r.t, r.length,
+                                  f == 0);
             }
         });
     }
@@ -1632,13 +1681,7 @@ result<void> apply_delta(const schema_layout& layout, const replicated_state* ba
                     using T = typename std::decay_t<decltype(dst)>::value_type;
                     const T* bv = static_cast<const T*>(baseline->components[comp].fields[f].raw());
                     for (const auto& r : *runs) {
-                        auto* flag = differs.data() + r.t;
-                        const T* now = dst.data() + r.t;
-                        const T* before = bv + r.b;
-                        const auto keep = f == 0 ? 0U : 1U;
-                        for (std::uint32_t k = 0; k < r.length; ++k) {
-                            flag[k] = (flag[k] & keep) | (now[k] != before[k] ? 1U : 0U);
-                        }
+                        mark_differing<T>(dst.data() + r.t, bv + r.b, differs.data() + r.t, r.length, f == 0);
                     }
                 });
             }

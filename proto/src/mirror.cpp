@@ -1,5 +1,6 @@
 #include "ecsnet/proto/mirror.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "ecsnet/proto/envelope.hpp"
@@ -392,78 +393,76 @@ void mirror::update_registry_from_effects(const replicated_state& from, const re
 void mirror::update_registry(const replicated_state* from, const replicated_state& to,
                              applied_snapshot& report) {
     // Entities: destroy those gone or replaced, create those new or replacing.
-    if (from != nullptr) {
-        from_ids_ = from->flat(from_ids_);
-    } else {
-        from_ids_.clear();
-    }
-    to_ids_ = to.flat(to_ids_);
-    if (!to_ids_.empty() && to_ids_.back() >= locals_.size()) {
-        locals_.resize(std::size_t{to_ids_.back()} + 1);
+    from_ids_.clear();
+    const auto& ef = from != nullptr ? from->flat(from_ids_) : from_ids_;
+    const auto& et = to.flat(to_ids_);
+    if (!et.empty() && et.back() >= locals_.size()) {
+        locals_.resize(std::size_t{et.back()} + 1);
     }
     if (touched_.size() < locals_.size()) {
         touched_.resize(locals_.size(), 0);
     }
+    replaced_.clear();
     std::size_t i = 0;
     std::size_t j = 0;
-    while (i < from_ids_.size() || j < to_ids_.size()) {
-        if (j == to_ids_.size() || (i < from_ids_.size() && from_ids_[i] < to_ids_[j])) {
-            destroy_local(from_ids_[i++], report);
-        } else if (i == from_ids_.size() || to_ids_[j] < from_ids_[i]) {
-            create_local(to_ids_[j], to.generations[j], report);
+    while (i < ef.size() || j < et.size()) {
+        if (j == et.size() || (i < ef.size() && ef[i] < et[j])) {
+            destroy_local(ef[i++], report);
+        } else if (i == ef.size() || et[j] < ef[i]) {
+            create_local(et[j], to.generations[j], report);
             ++j;
         } else {
-            const auto index = to_ids_[j];
+            const auto index = et[j];
             if (from->generations[i] != to.generations[j] || locals_[index].local == null_entity) {
                 destroy_local(index, report);
                 create_local(index, to.generations[j], report);
+                replaced_.push_back(index);
             }
             ++i;
             ++j;
         }
     }
 
-    // Components: compare the two states column by column.
+    // Components: align the two id columns (a replaced entity breaks the runs, so that its row counts as
+    // new), compare the values along the runs a column at a time, and write the rows that are new or
+    // differ.
     const auto& layout = schema_->layout();
+    // A component's ids: the entities' (already flat) or its own, flattened into `scratch`.
+    const auto ids_of = [](const replicated_state& state, std::size_t c,
+                           const std::vector<std::uint32_t>& entities,
+                           std::vector<std::uint32_t>& scratch) -> const std::vector<std::uint32_t>& {
+        if (state.components[c].ids_are_entities) {
+            return entities;
+        }
+        flatten(state.ids(c), scratch);
+        return scratch;
+    };
     for (std::size_t c = 0; c < layout.size(); ++c) {
         const auto& codec = schema_->codec(c);
-        const auto nfields = layout[c].fields.size();
         const auto& to_fields = to.components[c].fields;
-        if (from != nullptr) {
-            flatten(from->ids(c), from_ids_);
-        } else {
-            from_ids_.clear();
-        }
-        flatten(to.ids(c), to_ids_);
-        row_positions_.clear();
-        i = 0;
-        j = 0;
-        while (i < from_ids_.size() || j < to_ids_.size()) {
-            if (j == to_ids_.size() || (i < from_ids_.size() && from_ids_[i] < to_ids_[j])) {
-                const auto index = from_ids_[i++];
-                // Gone from this component: removed, unless the entity itself went (or was replaced).
-                if (index < locals_.size() && touched_[index] == 0 && locals_[index].local != null_entity &&
-                    registry_.valid(locals_[index].local)) {
-                    codec.remove(registry_, locals_[index].local);
-                    ++report.components_written;
-                }
-            } else if (i == from_ids_.size() || to_ids_[j] < from_ids_[i]) {
-                row_positions_.push_back(static_cast<std::uint32_t>(j++));
-            } else {
-                bool differs = touched_[to_ids_[j]] != 0;
-                for (std::size_t f = 0; f < nfields && !differs; ++f) {
-                    differs = from->components[c].fields[f].get(i) != to_fields[f].get(j);
-                }
-                if (differs) {
-                    row_positions_.push_back(static_cast<std::uint32_t>(j));
-                }
-                ++i;
-                ++j;
+        const auto& from_ids = from != nullptr ? ids_of(*from, c, ef, values_) : ef;
+        const auto& ids = ids_of(to, c, et, own_ids_);
+        align_ids(ids, from_ids, replaced_, runs_, added_, gone_);
+        for (const auto pos : gone_) {
+            // Gone from this component: removed, unless the entity itself went (or was replaced).
+            const auto index = from_ids[pos];
+            if (index < locals_.size() && touched_[index] == 0 && locals_[index].local != null_entity &&
+                registry_.valid(locals_[index].local)) {
+                codec.remove(registry_, locals_[index].local);
+                ++report.components_written;
             }
         }
+        if (from != nullptr && !runs_.empty()) {
+            changed_positions(to_fields, from->components[c].fields, runs_, flags_, differing_);
+        } else {
+            differing_.clear();
+        }
+        row_positions_.resize(added_.size() + differing_.size());
+        std::merge(added_.begin(), added_.end(), differing_.begin(), differing_.end(),
+                   row_positions_.begin());
         row_locals_.resize(row_positions_.size());
         for (std::size_t k = 0; k < row_positions_.size(); ++k) {
-            row_locals_[k] = locals_[to_ids_[row_positions_[k]]].local;
+            row_locals_[k] = locals_[ids[row_positions_[k]]].local;
         }
         row_columns_.clear();
         for (const auto& column : to_fields) {

@@ -166,6 +166,13 @@ private:
     std::vector<std::uint32_t> row_positions_;
     std::vector<const void*> row_columns_;
     std::vector<std::uint8_t> touched_;
+    std::vector<std::uint32_t> own_ids_;
+    std::vector<std::uint32_t> replaced_; // indices whose occupant changed, in order
+    std::vector<aligned_run> runs_;
+    std::vector<std::uint32_t> added_;
+    std::vector<std::uint32_t> gone_;
+    std::vector<std::uint32_t> differing_;
+    detail::column_vector<std::uint32_t> flags_;
     std::uint32_t since_full_check_{};
     v1::Envelope envelope_;
     std::string canonical_;
