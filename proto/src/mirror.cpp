@@ -68,12 +68,12 @@ entity mirror::find(net_entity id) const noexcept {
     if (id.index >= locals_.size()) {
         return null_entity;
     }
-    const auto& record = locals_[id.index];
-    return record.local != null_entity && record.generation == id.generation ? record.local : null_entity;
+    const auto local = locals_[id.index];
+    return local != null_entity && local_generations_[id.index] == id.generation ? local : null_entity;
 }
 
 entity mirror::find_index(std::uint32_t index) const noexcept {
-    return index < locals_.size() ? locals_[index].local : null_entity;
+    return index < locals_.size() ? locals_[index] : null_entity;
 }
 
 std::optional<net_entity> mirror::net_of(entity local) const noexcept {
@@ -88,12 +88,13 @@ std::optional<net_entity> mirror::net_of(entity local) const noexcept {
 }
 
 void mirror::clear() {
-    for (auto& record : locals_) {
-        if (record.local != null_entity && registry_.valid(record.local)) {
-            registry_.destroy(record.local);
+    for (auto& local : locals_) {
+        if (local != null_entity && registry_.valid(local)) {
+            registry_.destroy(local);
         }
-        record = {};
+        local = null_entity;
     }
+    std::fill(local_generations_.begin(), local_generations_.end(), 0U);
     for (auto& state : states_) {
         spare_.push_back(std::move(state));
     }
@@ -103,7 +104,8 @@ void mirror::clear() {
 }
 
 std::size_t mirror::memory_bytes() const noexcept {
-    std::size_t bytes = scratch_->memory_bytes() + locals_.capacity() * sizeof(local_record);
+    std::size_t bytes = scratch_->memory_bytes() + locals_.capacity() * sizeof(entity) +
+                        local_generations_.capacity() * sizeof(std::uint32_t);
     for (const auto& state : states_) {
         bytes += state->memory_bytes();
     }
@@ -293,18 +295,28 @@ result<applied_snapshot> mirror::apply(const v1::Snapshot& s) {
     return report;
 }
 
+void mirror::make_room(const std::vector<std::uint32_t>& indices) {
+    if (!indices.empty() && indices.back() >= locals_.size()) {
+        locals_.resize(std::size_t{indices.back()} + 1, null_entity);
+        local_generations_.resize(locals_.size(), 0);
+        touched_.resize(locals_.size(), 0);
+    }
+}
+
 void mirror::destroy_local(std::uint32_t index, applied_snapshot& report) {
-    auto& record = locals_[index];
-    if (record.local != null_entity && registry_.valid(record.local)) {
-        registry_.destroy(record.local);
+    auto& local = locals_[index];
+    if (local != null_entity && registry_.valid(local)) {
+        registry_.destroy(local);
         ++report.entities_destroyed;
     }
-    record = {};
+    local = null_entity;
+    local_generations_[index] = 0;
 }
 
 void mirror::create_local(std::uint32_t index, std::uint32_t generation, applied_snapshot& report) {
     const auto e = registry_.create();
-    locals_[index] = {e, generation};
+    locals_[index] = e;
+    local_generations_[index] = generation;
     touched_[index] = 1;
     created_.push_back(e);
     created_ids_.push_back({index, generation});
@@ -333,12 +345,7 @@ void mirror::update_registry_from_effects(const replicated_state& from, const re
     const auto& effects = work_.effects;
     const auto& et = to.flat(to_ids_); // apply_delta left the new state's entities flattened
     const auto& eb = from.flat(work_.base_entities);
-    if (!et.empty() && et.back() >= locals_.size()) {
-        locals_.resize(std::size_t{et.back()} + 1);
-    }
-    if (touched_.size() < locals_.size()) {
-        touched_.resize(locals_.size(), 0);
-    }
+    make_room(et);
     for (const auto pos : effects.destroyed) {
         destroy_local(eb[pos], report);
     }
@@ -356,7 +363,7 @@ void mirror::update_registry_from_effects(const replicated_state& from, const re
                 base_ids = &from_ids_;
             }
             for (const auto pos : eff.removed) {
-                const auto local = locals_[(*base_ids)[pos]].local;
+                const auto local = locals_[(*base_ids)[pos]];
                 if (registry_.valid(local)) {
                     codec.remove(registry_, local);
                     ++report.components_written;
@@ -378,7 +385,7 @@ void mirror::update_registry_from_effects(const replicated_state& from, const re
         for (const auto* positions : {&eff.added, &eff.written}) {
             row_locals_.resize(positions->size());
             for (std::size_t k = 0; k < positions->size(); ++k) {
-                row_locals_[k] = locals_[(*ids)[(*positions)[k]]].local;
+                row_locals_[k] = locals_[(*ids)[(*positions)[k]]];
             }
             // Written entries are survivors: they have the component (a game that removed it on a mirrored
             // entity only loses the update).
@@ -396,12 +403,7 @@ void mirror::update_registry(const replicated_state* from, const replicated_stat
     from_ids_.clear();
     const auto& ef = from != nullptr ? from->flat(from_ids_) : from_ids_;
     const auto& et = to.flat(to_ids_);
-    if (!et.empty() && et.back() >= locals_.size()) {
-        locals_.resize(std::size_t{et.back()} + 1);
-    }
-    if (touched_.size() < locals_.size()) {
-        touched_.resize(locals_.size(), 0);
-    }
+    make_room(et);
     replaced_.clear();
     std::size_t i = 0;
     std::size_t j = 0;
@@ -413,7 +415,7 @@ void mirror::update_registry(const replicated_state* from, const replicated_stat
             ++j;
         } else {
             const auto index = et[j];
-            if (from->generations[i] != to.generations[j] || locals_[index].local == null_entity) {
+            if (from->generations[i] != to.generations[j] || locals_[index] == null_entity) {
                 destroy_local(index, report);
                 create_local(index, to.generations[j], report);
                 replaced_.push_back(index);
@@ -446,9 +448,9 @@ void mirror::update_registry(const replicated_state* from, const replicated_stat
         for (const auto pos : gone_) {
             // Gone from this component: removed, unless the entity itself went (or was replaced).
             const auto index = from_ids[pos];
-            if (index < locals_.size() && touched_[index] == 0 && locals_[index].local != null_entity &&
-                registry_.valid(locals_[index].local)) {
-                codec.remove(registry_, locals_[index].local);
+            if (index < locals_.size() && touched_[index] == 0 && locals_[index] != null_entity &&
+                registry_.valid(locals_[index])) {
+                codec.remove(registry_, locals_[index]);
                 ++report.components_written;
             }
         }
@@ -462,7 +464,7 @@ void mirror::update_registry(const replicated_state* from, const replicated_stat
                    row_positions_.begin());
         row_locals_.resize(row_positions_.size());
         for (std::size_t k = 0; k < row_positions_.size(); ++k) {
-            row_locals_[k] = locals_[ids[row_positions_[k]]].local;
+            row_locals_[k] = locals_[ids[row_positions_[k]]];
         }
         row_columns_.clear();
         for (const auto& column : to_fields) {

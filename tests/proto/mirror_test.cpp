@@ -76,6 +76,19 @@ TEST(Mirror, SignalsAnnounceArrivalsChangesAndDepartures) {
     EXPECT_EQ(reg.get<Transform>(local).x, 2.0F);
     EXPECT_EQ(l.client.net_of(local), (net_entity{to_index(es[1]), to_version(es[1])}));
     EXPECT_EQ(l.client.find_index(to_index(es[0])), null_entity);
+    // A new occupant of es[0]'s index is another entity: the old identity no longer finds anything.
+    const net_entity gone{to_index(es[0]), to_version(es[0])};
+    const auto successor = l.server.create();
+    ASSERT_EQ(to_index(successor), gone.index) << "the server recycles the index";
+    l.server.emplace<Health>(successor, std::uint16_t{7});
+    ASSERT_TRUE(l.step());
+    const auto local_successor = l.client.find_index(gone.index);
+    ASSERT_NE(local_successor, null_entity);
+    const auto successor_id = l.client.net_of(local_successor);
+    ASSERT_TRUE(successor_id.has_value());
+    EXPECT_NE(successor_id->generation, gone.generation);
+    EXPECT_EQ(l.client.find(*successor_id), local_successor);
+    EXPECT_EQ(l.client.find(gone), null_entity);
 }
 
 TEST(Mirror, IdleTicksCostLittleAndChangeNothing) {

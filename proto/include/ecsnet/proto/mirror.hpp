@@ -127,17 +127,14 @@ public:
     [[nodiscard]] const schema& replicated_schema() const noexcept { return *schema_; }
 
 private:
-    struct local_record {
-        entity local{null_entity};
-        std::uint32_t generation{};
-    };
-
     result<applied_snapshot> refuse(errc code, std::string message, bool need_full);
     // Moves the registry from `from` (nullptr: nothing) to `to`, comparing the two states.
     void update_registry(const replicated_state* from, const replicated_state& to, applied_snapshot& report);
     // The same when `from` is the baseline `to` was built from: only what apply_delta changed is visited.
     void update_registry_from_effects(const replicated_state& from, const replicated_state& to,
                                       applied_snapshot& report);
+    // Grows the by-index tables to hold the largest of `indices` (sorted).
+    void make_room(const std::vector<std::uint32_t>& indices);
     void destroy_local(std::uint32_t index, applied_snapshot& report);
     void create_local(std::uint32_t index, std::uint32_t generation, applied_snapshot& report);
     void announce_created();
@@ -156,7 +153,10 @@ private:
     delta_workspace work_;
     bool full_state_needed_{false};
 
-    std::vector<local_record> locals_; // by server index
+    // By server index: the local entity and its server generation, apart, so that the rows' lookups read
+    // 4 bytes an entity.
+    std::vector<entity> locals_;
+    std::vector<std::uint32_t> local_generations_;
     std::vector<std::uint32_t> from_ids_;
     std::vector<std::uint32_t> to_ids_;
     std::vector<std::uint32_t> values_;
