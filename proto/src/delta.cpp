@@ -735,35 +735,37 @@ void outside_runs(const std::vector<aligned_run>& runs, std::size_t n, bool targ
     }
 }
 
+// Whole-column loops. Each is compiled once per storage type (a column stores 1, 2 or 4 bytes a value,
+// state.hpp) as an overload with x86-64-v3 copies (cpu_clones.hpp: 8 lanes instead of 4 where the CPU has
+// AVX2), so that a caller templated on the storage type picks its copy by overload resolution.
+
 // out = (2 base - second) mod 2^bits over a run: the usual extrapolation (one tick ahead of a one-tick
-// span), over whole columns every tick (cpu_clones.hpp: 8 lanes instead of 4 where the CPU has AVX2).
+// span), over whole columns every tick.
 template<typename T>
-inline void doubled_run(const T* __restrict base, const T* __restrict second, T* __restrict out,
-                        std::uint32_t n, std::uint32_t mask) {
+inline void doubled_loop(const T* __restrict base, const T* __restrict second, T* __restrict out,
+                         std::uint32_t n, std::uint32_t mask) {
     for (std::uint32_t k = 0; k < n; ++k) {
         const std::uint32_t b = base[k];
         out[k] = static_cast<T>((b + b - std::uint32_t{second[k]}) & mask);
     }
 }
 
-ECSNET_CPU_CLONES void doubled_run_u32(const std::uint32_t* base, const std::uint32_t* second,
-                                       std::uint32_t* out, std::uint32_t n, std::uint32_t mask) {
-    doubled_run(base, second, out, n, mask);
-}
-ECSNET_CPU_CLONES void doubled_run_u16(const std::uint16_t* base, const std::uint16_t* second,
-                                       std::uint16_t* out, std::uint32_t n, std::uint32_t mask) {
-    doubled_run(base, second, out, n, mask);
-}
-ECSNET_CPU_CLONES void doubled_run_u8(const std::uint8_t* base, const std::uint8_t* second, std::uint8_t* out,
-                                      std::uint32_t n, std::uint32_t mask) {
-    doubled_run(base, second, out, n, mask);
+// out = (base + (base - second) x ahead) mod 2^bits over a run: extrapolation `ahead` ticks past a one-tick
+// span (a client whose acks lag), over whole columns.
+template<typename T>
+inline void extrapolated_loop(const T* __restrict base, const T* __restrict second, T* __restrict out,
+                              std::uint32_t n, std::uint32_t mask, std::uint32_t ahead) {
+    for (std::uint32_t k = 0; k < n; ++k) {
+        const std::uint32_t b = base[k];
+        out[k] = static_cast<T>((b + (b - std::uint32_t{second[k]}) * ahead) & mask);
+    }
 }
 
 // flag[k] = (first ? 0 : flag[k]) | (a[k] != b[k]) over a run: one field of a comparison of rows, the
-// fields in turn (cpu_clones.hpp: 8 lanes where the CPU has AVX2).
+// fields in turn.
 template<typename T>
-inline void mark_differences(const T* __restrict a, const T* __restrict b, std::uint32_t* __restrict flag,
-                             std::uint32_t n, bool first) {
+inline void difference_loop(const T* __restrict a, const T* __restrict b, std::uint32_t* __restrict flag,
+                            std::uint32_t n, bool first) {
     if (first) {
         for (std::uint32_t k = 0; k < n; ++k) {
             flag[k] = a[k] != b[k] ? 1U : 0U;
@@ -775,52 +777,44 @@ inline void mark_differences(const T* __restrict a, const T* __restrict b, std::
     }
 }
 
-ECSNET_CPU_CLONES void mark_differences_u32(const std::uint32_t* a, const std::uint32_t* b,
-                                            std::uint32_t* flag, std::uint32_t n, bool first) {
-    mark_differences(a, b, flag, n, first);
+ECSNET_CPU_CLONES void doubled_run(const std::uint32_t* base, const std::uint32_t* second, std::uint32_t* out,
+                                   std::uint32_t n, std::uint32_t mask) {
+    doubled_loop(base, second, out, n, mask);
 }
-ECSNET_CPU_CLONES void mark_differences_u16(const std::uint16_t* a, const std::uint16_t* b,
-                                            std::uint32_t* flag, std::uint32_t n, bool first) {
-    mark_differences(a, b, flag, n, first);
+ECSNET_CPU_CLONES void doubled_run(const std::uint16_t* base, const std::uint16_t* second, std::uint16_t* out,
+                                   std::uint32_t n, std::uint32_t mask) {
+    doubled_loop(base, second, out, n, mask);
 }
-ECSNET_CPU_CLONES void mark_differences_u8(const std::uint8_t* a, const std::uint8_t* b, std::uint32_t* flag,
-                                           std::uint32_t n, bool first) {
-    mark_differences(a, b, flag, n, first);
+ECSNET_CPU_CLONES void doubled_run(const std::uint8_t* base, const std::uint8_t* second, std::uint8_t* out,
+                                   std::uint32_t n, std::uint32_t mask) {
+    doubled_loop(base, second, out, n, mask);
 }
-
-template<typename T>
-void mark_differing(const T* a, const T* b, std::uint32_t* flag, std::uint32_t n, bool first) {
-    if constexpr (std::is_same_v<T, std::uint32_t>) {
-        mark_differences_u32(a, b, flag, n, first);
-    } else if constexpr (std::is_same_v<T, std::uint16_t>) {
-        mark_differences_u16(a, b, flag, n, first);
-    } else if constexpr (std::is_same_v<T, std::uint8_t>) {
-        mark_differences_u8(a, b, flag, n, first);
-    } else {
-        mark_differences(a, b, flag, n, first);
-    }
+ECSNET_CPU_CLONES void extrapolated_run(const std::uint32_t* base, const std::uint32_t* second,
+                                        std::uint32_t* out, std::uint32_t n, std::uint32_t mask,
+                                        std::uint32_t ahead) {
+    extrapolated_loop(base, second, out, n, mask, ahead);
 }
-
-// out = (base + (base - second) x ahead) mod 2^bits over a run: extrapolation `ahead` ticks past a one-tick
-// span (a client whose acks lag), over whole columns.
-template<typename T>
-inline void extrapolated_run(const T* __restrict base, const T* __restrict second, T* __restrict out,
-                             std::uint32_t n, std::uint32_t mask, std::uint32_t ahead) {
-    for (std::uint32_t k = 0; k < n; ++k) {
-        const std::uint32_t b = base[k];
-        out[k] = static_cast<T>((b + (b - std::uint32_t{second[k]}) * ahead) & mask);
-    }
+ECSNET_CPU_CLONES void extrapolated_run(const std::uint16_t* base, const std::uint16_t* second,
+                                        std::uint16_t* out, std::uint32_t n, std::uint32_t mask,
+                                        std::uint32_t ahead) {
+    extrapolated_loop(base, second, out, n, mask, ahead);
 }
-
-ECSNET_CPU_CLONES void extrapolated_run_u32(const std::uint32_t* base, const std::uint32_t* second,
-                                            std::uint32_t* out, std::uint32_t n, std::uint32_t mask,
-                                            std::uint32_t ahead) {
-    extrapolated_run(base, second, out, n, mask, ahead);
+ECSNET_CPU_CLONES void extrapolated_run(const std::uint8_t* base, const std::uint8_t* second,
+                                        std::uint8_t* out, std::uint32_t n, std::uint32_t mask,
+                                        std::uint32_t ahead) {
+    extrapolated_loop(base, second, out, n, mask, ahead);
 }
-ECSNET_CPU_CLONES void extrapolated_run_u16(const std::uint16_t* base, const std::uint16_t* second,
-                                            std::uint16_t* out, std::uint32_t n, std::uint32_t mask,
-                                            std::uint32_t ahead) {
-    extrapolated_run(base, second, out, n, mask, ahead);
+ECSNET_CPU_CLONES void mark_differences(const std::uint32_t* a, const std::uint32_t* b, std::uint32_t* flag,
+                                        std::uint32_t n, bool first) {
+    difference_loop(a, b, flag, n, first);
+}
+ECSNET_CPU_CLONES void mark_differences(const std::uint16_t* a, const std::uint16_t* b, std::uint32_t* flag,
+                                        std::uint32_t n, bool first) {
+    difference_loop(a, b, flag, n, first);
+}
+ECSNET_CPU_CLONES void mark_differences(const std::uint8_t* a, const std::uint8_t* b, std::uint32_t* flag,
+                                        std::uint32_t n, bool first) {
+    difference_loop(a, b, flag, n, first);
 }
 
 // The reference of every entry of a run, for one field.
@@ -831,23 +825,9 @@ inline void reference_run(const T* __restrict base, const T* __restrict second, 
     if (!extrapolated) {
         std::memcpy(out, base, n * sizeof(T));
     } else if (x.span == 1 && x.ahead == 1) { // the usual case: 2b - p, no multiplication
-        if constexpr (std::is_same_v<T, std::uint32_t>) {
-            doubled_run_u32(base, second, out, n, mask);
-        } else if constexpr (std::is_same_v<T, std::uint16_t>) {
-            doubled_run_u16(base, second, out, n, mask);
-        } else if constexpr (std::is_same_v<T, std::uint8_t>) {
-            doubled_run_u8(base, second, out, n, mask);
-        } else {
-            doubled_run(base, second, out, n, mask);
-        }
+        doubled_run(base, second, out, n, mask);
     } else if (x.span == 1) {
-        if constexpr (std::is_same_v<T, std::uint32_t>) {
-            extrapolated_run_u32(base, second, out, n, mask, x.ahead);
-        } else if constexpr (std::is_same_v<T, std::uint16_t>) {
-            extrapolated_run_u16(base, second, out, n, mask, x.ahead);
-        } else {
-            extrapolated_run(base, second, out, n, mask, x.ahead);
-        }
+        extrapolated_run(base, second, out, n, mask, x.ahead);
     } else {
         for (std::uint32_t k = 0; k < n; ++k) {
             out[k] = static_cast<T>(extrapolate(base[k], second[k], bits, x));
@@ -1039,21 +1019,18 @@ void changed_positions(const std::vector<field_column>& now, const std::vector<f
             using T = typename std::decay_t<decltype(values)>::value_type;
             const T* old_values = static_cast<const T*>(before[f].raw());
             for (const auto& r : runs) {
-                mark_differing<T>(values.data() + r.t, old_values + r.b, flags.data() + r.t, r.length,
-                                  f == 0);
+                mark_differences(values.data() + r.t, old_values + r.b, flags.data() + r.t, r.length, f == 0);
             }
         });
     }
-    // Compact into scratch, then copy out exactly:
-    // these lists are kept by the history, so no spare capacity.
+    // Compact into scratch, then copy out (keeping out's capacity: a caller that keeps the list and wants
+    // no spare capacity empties and shrinks it first).
     thread_local detail::column_vector<std::uint32_t> positions;
     positions.resize(n + 8);
     std::size_t count = 0;
     for (const auto& r : runs) {
         count = compact_nonzero(flags.data() + r.t, r.t, r.length, positions.data(), count);
     }
-    out.clear();
-    out.shrink_to_fit();
     out.assign(positions.begin(), positions.begin() + static_cast<std::ptrdiff_t>(count));
 }
 
@@ -1681,7 +1658,7 @@ result<void> apply_delta(const schema_layout& layout, const replicated_state* ba
                     using T = typename std::decay_t<decltype(dst)>::value_type;
                     const T* bv = static_cast<const T*>(baseline->components[comp].fields[f].raw());
                     for (const auto& r : *runs) {
-                        mark_differing<T>(dst.data() + r.t, bv + r.b, differs.data() + r.t, r.length, f == 0);
+                        mark_differences(dst.data() + r.t, bv + r.b, differs.data() + r.t, r.length, f == 0);
                     }
                 });
             }

@@ -283,7 +283,11 @@ void snapshot_history::record_changes(replicated_state& state, std::size_t slot)
             align_ids(new_ids, old_ids, entered, own_runs_, scratch_only_, scratch_gone_);
             runs = &own_runs_;
         }
-        changed_positions(now.fields, before.fields, *runs, differs_, state.written[c]);
+        // The history keeps these lists for a few ticks: no spare capacity.
+        auto& written = state.written[c];
+        written.clear();
+        written.shrink_to_fit();
+        changed_positions(now.fields, before.fields, *runs, differs_, written);
     }
     state.written_since = previous.tick;
     // Only the newest tick (the target) and the one before (its 1-tick-old baseline) are read for these.

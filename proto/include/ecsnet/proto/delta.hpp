@@ -147,7 +147,7 @@ void align_ids(const std::vector<std::uint32_t>& target, const std::vector<std::
                std::vector<std::uint32_t>& target_only, std::vector<std::uint32_t>& base_only);
 
 /// The positions (in the target's columns) of the run entries whose values differ in any field between
-/// `now` and `before`, in order.
+/// `now` and `before`, in order, into `out` (which keeps its capacity).
 void changed_positions(const std::vector<field_column>& now, const std::vector<field_column>& before,
                        const std::vector<aligned_run>& runs, detail::column_vector<std::uint32_t>& flags,
                        std::vector<std::uint32_t>& out);
