@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "cpu_clones.hpp"
+#include "ecsnet/proto/eg_order.hpp"
 
 namespace ecsnet::proto {
 
@@ -60,49 +61,8 @@ std::uint32_t extrapolate(std::uint32_t base, std::uint32_t second, unsigned bit
 namespace {
 
 constexpr unsigned k_bits = 5; // width of an exp-Golomb parameter
+static_assert(max_eg_order == (1U << k_bits) - 1, "the order field holds every order");
 constexpr unsigned w_bits = 6; // width of a frame-of-reference width
-
-// Picks the exp-Golomb order that (about) minimises the size of a list of numbers, from the histogram of
-// their bit widths: a number of width w costs k + 1 bits if w <= k, else about 2w - 1 - k.
-class eg_sizer {
-public:
-    ECSNET_PROTO_INLINE void add(std::uint64_t n) noexcept { ++histogram_[std::bit_width(n)]; }
-    [[nodiscard]] unsigned best_k() const noexcept {
-        unsigned widest = 64;
-        while (widest > 0 && histogram_[widest] == 0) {
-            --widest;
-        }
-        // cost(k) = sum over w of h[w] * (2 max(w, k + 1) - 1 - k); with K = k + 1 that is K for w <= K and
-        // 2w - K above: cost = K * count(w <= K) + 2 * sum(w * h[w], w > K) - K * count(w > K), kept by
-        // running sums as k grows (the same integers as summing each cost, so the same choice: the first
-        // minimum).
-        std::uint64_t count = 0;
-        std::uint64_t weight = 0;
-        for (unsigned w = 0; w <= widest; ++w) {
-            count += histogram_[w];
-            weight += std::uint64_t{histogram_[w]} * w;
-        }
-        std::uint64_t count_le = histogram_[0];
-        std::uint64_t weight_le = 0;
-        unsigned best = 0;
-        std::uint64_t best_cost = std::numeric_limits<std::uint64_t>::max();
-        for (unsigned k = 0; k <= std::min(widest, 31U); ++k) {
-            const std::uint64_t big_k = k + 1;
-            count_le += histogram_[big_k];
-            weight_le += std::uint64_t{histogram_[big_k]} * big_k;
-            const std::uint64_t cost =
-                big_k * count_le + 2 * (weight - weight_le) - big_k * (count - count_le);
-            if (cost < best_cost) {
-                best_cost = cost;
-                best = k;
-            }
-        }
-        return best;
-    }
-
-private:
-    std::array<std::uint32_t, 65> histogram_{};
-};
 
 // A strictly increasing list (entity indices or column positions): its length, then the first value and
 // the gaps minus one, all exp-Golomb with one order chosen for the list.
@@ -113,14 +73,14 @@ ECSNET_CPU_CLONES void write_ascending(bit_writer& out, const std::vector<std::u
         return;
     }
     gaps.resize(list.size());
-    eg_sizer sizer;
+    eg_order_finder order;
     std::uint32_t previous = ~std::uint32_t{0}; // so that the first "gap" is the first value
     for (std::size_t i = 0; i < list.size(); ++i) {
         gaps[i] = list[i] - previous - 1;
         previous = list[i];
-        sizer.add(gaps[i]);
+        order.add(gaps[i]);
     }
-    const unsigned k = sizer.best_k();
+    const unsigned k = order.best();
     out.put(k, k_bits);
     auto at = out.cursor();
     for (const auto gap : gaps) {
@@ -130,11 +90,11 @@ ECSNET_CPU_CLONES void write_ascending(bit_writer& out, const std::vector<std::u
 }
 
 void write_eg_column(bit_writer& out, const std::vector<std::uint32_t>& values) {
-    eg_sizer sizer;
+    eg_order_finder order;
     for (const auto v : values) {
-        sizer.add(v);
+        order.add(v);
     }
-    const unsigned k = sizer.best_k();
+    const unsigned k = order.best();
     out.put(k, k_bits);
     auto at = out.cursor();
     for (const auto v : values) {
@@ -211,13 +171,13 @@ ECSNET_CPU_CLONES void write_delta(const schema_layout& layout, const delta& d, 
                 continue;
             }
             const auto bits = fields[f].bits;
-            eg_sizer sizer;
+            eg_order_finder order;
             scratch.resize(residuals.size());
             for (std::size_t i = 0; i < residuals.size(); ++i) {
                 scratch[i] = static_cast<std::uint32_t>(zigzag(sign_extend(residuals[i], bits)) - 1);
-                sizer.add(scratch[i]);
+                order.add(scratch[i]);
             }
-            const unsigned k = sizer.best_k();
+            const unsigned k = order.best();
             out.put(k, k_bits);
             auto at = out.cursor();
             for (const auto z : scratch) {
@@ -258,7 +218,7 @@ ECSNET_CPU_CLONES bool read_ascending(bit_reader& in, std::vector<std::uint32_t>
         return true;
     }
     const auto k = static_cast<unsigned>(in.get(k_bits));
-    eg_sizer sizer;
+    eg_order_check order{k};
     // Values grow by at least 1 and each gap has at most 40 bits: no overflow of 64 bits. The list is
     // increasing, so checking the last value bounds them all; a failed read only yields zeros.
     std::uint64_t value = ~std::uint64_t{0}; // the first "gap" is the first value
@@ -267,7 +227,7 @@ ECSNET_CPU_CLONES bool read_ascending(bit_reader& in, std::vector<std::uint32_t>
     for (std::size_t i = 0; i < count; ++i) {
         const auto gap = in.get_eg(at, k);
         value += 1 + gap;
-        sizer.add(gap);
+        order.add(gap);
         out[i] = static_cast<std::uint32_t>(value);
     }
     in.seek(at);
@@ -277,7 +237,7 @@ ECSNET_CPU_CLONES bool read_ascending(bit_reader& in, std::vector<std::uint32_t>
     }
     // One encoding per list: the order must be the one the writer picks (else a flipped bit of k could
     // read the same values out of the padding).
-    if (k != sizer.best_k()) {
+    if (!order.canonical(count)) {
         in.fail();
         return false;
     }
@@ -287,17 +247,17 @@ ECSNET_CPU_CLONES bool read_ascending(bit_reader& in, std::vector<std::uint32_t>
 bool read_eg_column(bit_reader& in, std::vector<std::uint32_t>& values, std::size_t count) {
     const auto k = static_cast<unsigned>(in.get(k_bits));
     resize_for_overwrite(values, count);
-    eg_sizer sizer;
+    eg_order_check order{k};
     std::uint64_t widest = 0;
     auto at = in.cursor();
     for (auto& v : values) {
         const auto n = in.get_eg(at, k);
         widest |= n;
         v = static_cast<std::uint32_t>(n);
-        sizer.add(n);
+        order.add(n);
     }
     in.seek(at);
-    if (widest > 0xFFFFFFFFULL || k != sizer.best_k()) {
+    if (widest > 0xFFFFFFFFULL || !order.canonical(count)) {
         in.fail();
     }
     return in.ok();
@@ -522,20 +482,20 @@ ECSNET_CPU_CLONES result<void> read_delta_into(const schema_layout& layout, std:
                 auto& residuals = cd.residuals[f];
                 resize_for_overwrite(residuals, per_field[f]);
                 const auto mask = fields[f].mask();
-                eg_sizer sizer;
+                eg_order_check order{k};
                 std::uint64_t widest = 0;
                 auto at = in.cursor();
                 for (auto& r : residuals) {
                     const auto n = in.get_eg(at, k); // zigzag(r) - 1
                     widest = std::max(widest, n);
-                    sizer.add(n);
+                    order.add(n);
                     r = static_cast<std::uint32_t>(static_cast<std::uint64_t>(unzigzag(n + 1))) & mask;
                 }
                 in.seek(at);
                 if (widest >= mask) {
                     return where("difference out of range in field '" + fields[f].name + "'");
                 }
-                if (in.ok() && k != sizer.best_k()) {
+                if (in.ok() && !order.canonical(residuals.size())) {
                     return where("differences of field '" + fields[f].name + "' not in their canonical code");
                 }
             }
@@ -1676,12 +1636,14 @@ result<void> apply_delta(const schema_layout& layout, const replicated_state* ba
             std::array<void*, max_fields_per_component> now{};
             std::array<const void*, max_fields_per_component> before{};
             std::array<const std::uint32_t*, max_fields_per_component> residuals{};
+            std::array<std::size_t, max_fields_per_component> residual_counts{};
             std::array<std::uint32_t, max_fields_per_component> value_masks{};
             std::array<unsigned, max_fields_per_component> widths{};
             for (std::size_t f = 0; f < n; ++f) {
                 now[f] = state.fields[f].raw();
                 before[f] = baseline->components[comp].fields[f].raw();
                 residuals[f] = cd.residuals[f].data();
+                residual_counts[f] = cd.residuals[f].size();
                 value_masks[f] = fields[f].mask();
                 widths[f] = state.fields[f].width();
             }
@@ -1695,6 +1657,7 @@ result<void> apply_delta(const schema_layout& layout, const replicated_state* ba
             pass.now = now.data();
             pass.before = before.data();
             pass.residuals = residuals.data();
+            pass.residual_counts = residual_counts.data();
             pass.value_masks = value_masks.data();
             pass.widths = widths.data();
             pass.weights = cw.fields.data();

@@ -383,14 +383,12 @@ void mirror::update_registry_from_effects(const replicated_state& from, const re
             row_columns_.push_back(column.raw());
         }
         for (const auto* positions : {&eff.added, &eff.written}) {
-            row_locals_.resize(positions->size());
-            for (std::size_t k = 0; k < positions->size(); ++k) {
-                row_locals_[k] = locals_[(*ids)[(*positions)[k]]];
-            }
             // Written entries are survivors: they have the component (a game that removed it on a mirrored
             // entity only loses the update).
-            codec.write_rows(registry_, row_locals_.data(), positions->data(), positions->size(),
-                             row_columns_.data(), positions == &eff.written);
+            codec.write_rows(
+                registry_,
+                {locals_.data(), ids->data(), positions->data(), positions->size(), row_columns_.data()},
+                positions == &eff.written);
             report.components_written += positions->size();
         }
     }
@@ -462,16 +460,12 @@ void mirror::update_registry(const replicated_state* from, const replicated_stat
         row_positions_.resize(added_.size() + differing_.size());
         std::merge(added_.begin(), added_.end(), differing_.begin(), differing_.end(),
                    row_positions_.begin());
-        row_locals_.resize(row_positions_.size());
-        for (std::size_t k = 0; k < row_positions_.size(); ++k) {
-            row_locals_[k] = locals_[ids[row_positions_[k]]];
-        }
         row_columns_.clear();
         for (const auto& column : to_fields) {
             row_columns_.push_back(column.raw());
         }
-        codec.write_rows(registry_, row_locals_.data(), row_positions_.data(), row_positions_.size(),
-                         row_columns_.data());
+        codec.write_rows(registry_, {locals_.data(), ids.data(), row_positions_.data(), row_positions_.size(),
+                                     row_columns_.data()});
         report.components_written += row_positions_.size();
     }
     announce_created();

@@ -66,13 +66,23 @@ random_case make_case(std::mt19937_64& rng, const std::vector<unsigned>& widths,
         return std::any_of(c.runs.begin(), c.runs.end(),
                            [&](const aligned_run& r) { return pos >= r.b && pos < r.b + r.length; });
     };
+    // Each field changed in about half the changed rows (the kernels add its residuals without a branch),
+    // in few of them or in nearly all (with a branch).
+    std::vector<std::uint64_t> per_sixteen(widths.size());
+    for (auto& p : per_sixteen) {
+        const auto shape = below(3);
+        p = shape == 0 ? 8 : shape == 1 ? 1 : 15;
+    }
     for (std::uint32_t pos = 0; pos < c.base_size; ++pos) {
         if (below(3) == 0) {
             c.written_before.push_back(pos);
         }
         if (below(3) == 0 && (in_runs(pos) || (allow_outside && below(8) == 0))) {
             c.changed.push_back(pos);
-            auto mask = static_cast<std::uint32_t>(below(std::uint64_t{1} << widths.size()));
+            std::uint32_t mask = 0;
+            for (std::size_t f = 0; f < widths.size(); ++f) {
+                mask |= below(16) < per_sixteen[f] ? 1U << f : 0U;
+            }
             c.change_masks.push_back(mask == 0 ? 1U : mask);
         }
     }
@@ -216,8 +226,10 @@ pass_result run_kernel(const random_case& c, candidate_kernel kernel) {
     typed_columns before{c.before, c.widths};
     std::vector<const void*> before_pointers(before.pointers.begin(), before.pointers.end());
     std::vector<const std::uint32_t*> residuals;
+    std::vector<std::size_t> residual_counts;
     for (const auto& r : c.residuals) {
         residuals.push_back(r.data());
+        residual_counts.push_back(r.size());
     }
     std::vector<std::uint32_t> written{7, 7, 7}; // stale content from an earlier call
     candidate_pass pass;
@@ -229,6 +241,7 @@ pass_result run_kernel(const random_case& c, candidate_kernel kernel) {
     pass.now = now.pointers.data();
     pass.before = before_pointers.data();
     pass.residuals = residuals.data();
+    pass.residual_counts = residual_counts.data();
     pass.value_masks = c.value_masks.data();
     pass.widths = c.widths.data();
     pass.weights = c.weights.data();

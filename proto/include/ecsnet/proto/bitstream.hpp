@@ -7,9 +7,10 @@
 // z zero bits, one 1 bit, then the z + k low bits of m. Small numbers take few bits (eg_0(0) is one bit),
 // large ones about twice their width.
 //
-// The reader never reads outside its input and never throws: reading past the end, or an exp-Golomb code
-// longer than 40 bits, sets a sticky failure flag and returns 0 from then on; callers check ok() at the
-// end of each section.
+// The reader never reads outside its buffer (its input and zero padding) and never throws: reading past
+// the end, or an exp-Golomb code longer than 40 bits, sets a sticky failure flag and returns 0 from then
+// on; callers check ok() at the end of each section. A cursor (cursor_type) tells a read past the end only
+// when it is given back with seek(): until then its values are meaningless.
 
 #include <bit>
 #include <cstddef>
@@ -131,11 +132,13 @@ private:
 
 class bit_reader {
 public:
-    /// Reads `bytes` (copied into an internal buffer padded for 8-byte loads).
+    /// Reads `bytes` (copied into an internal buffer with zero padding for 8-byte loads, see cursor_type).
     explicit bit_reader(std::string_view bytes)
-        : buffer_(bytes.begin(), bytes.end())
+        : buffer_(bytes.size() + padding_bytes, 0)
         , size_bits_{bytes.size() * 8} {
-        buffer_.resize(buffer_.size() + 8, 0);
+        if (!bytes.empty()) {
+            std::memcpy(buffer_.data(), bytes.data(), bytes.size());
+        }
     }
 
     [[nodiscard]] bool ok() const noexcept { return !failed_; }
@@ -189,13 +192,24 @@ public:
     /// the reader's own members are reloaded and stored again around every store the loop makes. Take one
     /// with cursor(), read through the reader's cursor overloads, then give it back with seek() before
     /// using the reader directly again.
+    ///
+    /// get_eg() at a cursor does not count the bits left: seek() checks, once for the whole loop, that the
+    /// cursor did not pass the end. Reading past the end stays inside the buffer: the padding is zero, so
+    /// a fast-path code (a 1 bit among the window's first 29) starts before the end, and takes at most 57
+    /// bits; the next window then starts less than 57 bits past the end, and 8 bytes from there are still
+    /// padding. (A window of padding alone has no 1 bit: the slow path, which checks, refuses it.)
     struct cursor_type {
         const std::uint8_t* data;
         std::size_t pos;
-        std::size_t size_bits;
     };
-    [[nodiscard]] cursor_type cursor() const noexcept { return {buffer_.data(), pos_, size_bits_}; }
-    void seek(const cursor_type& c) noexcept { pos_ = c.pos; }
+    [[nodiscard]] cursor_type cursor() const noexcept { return {buffer_.data(), pos_}; }
+    /// Takes the cursor's position; past the end, the reader fails.
+    void seek(const cursor_type& c) noexcept {
+        pos_ = c.pos;
+        if (pos_ > size_bits_) [[unlikely]] {
+            fail();
+        }
+    }
 
     /// get_known() at a cursor.
     ECSNET_PROTO_INLINE static std::uint64_t get_known(cursor_type& c, unsigned bits) noexcept {
@@ -204,28 +218,25 @@ public:
         return value;
     }
 
-    /// get_eg() at a cursor: the same fast path in registers, the reader's slow path otherwise (which may
-    /// fail the reader: then the cursor has nothing left either).
+    /// get_eg() at a cursor: the same fast path in registers, without counting the bits left (see
+    /// cursor_type), and the reader's slow path otherwise (which may fail the reader).
     ECSNET_PROTO_INLINE std::uint64_t get_eg(cursor_type& c, unsigned k) noexcept {
-        if (c.size_bits - c.pos >= 64) [[likely]] {
-            const std::uint64_t window = peek(c.data, c.pos);
-            const auto zeros = static_cast<unsigned>(std::countr_zero(window));
-            const unsigned payload = zeros + k;
-            if (payload <= 28) [[likely]] {
-                c.pos += payload + zeros + 1;
-                const std::uint64_t low = (window >> (zeros + 1)) & ((std::uint64_t{1} << payload) - 1);
-                return (low | (std::uint64_t{1} << payload)) - (std::uint64_t{1} << k);
-            }
+        const std::uint64_t window = peek(c.data, c.pos);
+        const auto zeros = static_cast<unsigned>(std::countr_zero(window));
+        const unsigned payload = zeros + k;
+        if (payload <= 28) [[likely]] {
+            c.pos += payload + zeros + 1;
+            const std::uint64_t low = (window >> (zeros + 1)) & ((std::uint64_t{1} << payload) - 1);
+            return (low | (std::uint64_t{1} << payload)) - (std::uint64_t{1} << k);
         }
         pos_ = c.pos;
         const auto value = get_eg_slow(k);
         c.pos = pos_;
-        c.size_bits = size_bits_;
         return value;
     }
 
     std::uint64_t get_eg_slow(unsigned k) noexcept {
-        if (pos_ >= size_bits_) {
+        if (failed_ || pos_ >= size_bits_) {
             fail();
             return 0;
         }
@@ -267,6 +278,10 @@ private:
         }
         return word >> (pos & 7U);
     }
+
+    // Zero bytes after the input: 8 for any load at a position up to the end, 8 more for a cursor's reads
+    // past it (cursor_type).
+    static constexpr std::size_t padding_bytes = 16;
 
     std::vector<std::uint8_t> buffer_;
     std::size_t size_bits_;

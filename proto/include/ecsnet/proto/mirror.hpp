@@ -162,7 +162,6 @@ private:
     std::vector<std::uint32_t> values_;
     std::vector<entity> created_;
     std::vector<net_entity> created_ids_;
-    std::vector<entity> row_locals_;
     std::vector<std::uint32_t> row_positions_;
     std::vector<const void*> row_columns_;
     std::vector<std::uint8_t> touched_;

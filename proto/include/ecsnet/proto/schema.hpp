@@ -112,6 +112,18 @@ private:
 /// Checks one description; the message says what is wrong. Used on declarations and on peers' schemas.
 result<void> validate(const component_info& component);
 
+/// Rows of a replicated state's columns, to write into a registry (component_codec::write_rows): row k is
+/// position positions[k] of the columns (field f's values at columns[f], of the field's storage type), and
+/// its entity is local_of[ids[positions[k]]] (ids: the column's server indices; local_of: the local entity
+/// of each server index, as a mirror keeps them).
+struct row_batch {
+    const entity* local_of{};
+    const std::uint32_t* ids{};
+    const std::uint32_t* positions{};
+    std::size_t size{};
+    const void* const* columns{};
+};
+
 /// The typed glue of one declared component: a schema holds one per component.
 class component_codec {
 public:
@@ -133,11 +145,9 @@ public:
     /// Writes quantized values into the component of `e`: emplace (on_construct) when it has none,
     /// otherwise patch (on_update). Undeclared members keep their values (or are value-initialised).
     virtual void write(registry& reg, entity e, const std::uint32_t* values) const = 0;
-    /// write() for n entities at once: locals[k] gets the values at positions[k] of `columns` (field f's
-    /// values at columns[f], of the field's storage type). Invalid entities are skipped. `all_present`: every
-    /// entity is known to have the component already (patch them without checking).
-    virtual void write_rows(registry& reg, const entity* locals, const std::uint32_t* positions,
-                            std::size_t n, const void* const* columns, bool all_present = false) const = 0;
+    /// write() for a batch of rows of a state's columns (row_batch). Invalid entities are skipped.
+    /// `all_present`: every entity is known to have the component already (patch them without checking).
+    virtual void write_rows(registry& reg, const row_batch& rows, bool all_present = false) const = 0;
     /// apply_delta's candidates pass (candidates.hpp) compiled for this component's storage types.
     [[nodiscard]] virtual candidate_kernel candidates_kernel() const noexcept = 0;
     /// Removes the component from `e` if it has one (on_destroy).
@@ -312,12 +322,11 @@ public:
         }
     }
 
-    void write_rows(registry& reg, const entity* locals, const std::uint32_t* positions, std::size_t n,
-                    const void* const* columns, bool all_present) const override {
+    void write_rows(registry& reg, const row_batch& rows, bool all_present) const override {
         if (all_present) {
-            patch_rows_impl(reg, locals, positions, n, columns, std::index_sequence_for<Fields...>{});
+            patch_rows_impl(reg, rows, std::index_sequence_for<Fields...>{});
         } else {
-            write_rows_impl(reg, locals, positions, n, columns, std::index_sequence_for<Fields...>{});
+            write_rows_impl(reg, rows, std::index_sequence_for<Fields...>{});
         }
     }
 
@@ -361,20 +370,19 @@ private:
     }
 
     template<std::size_t... I>
-    void patch_rows_impl(registry& reg, const entity* locals, const std::uint32_t* positions, std::size_t n,
-                         const void* const* columns, std::index_sequence<I...>) const {
+    void patch_rows_impl(registry& reg, const row_batch& rows, std::index_sequence<I...>) const {
         std::tuple<const typename Fields::storage_type*...> in{
-            static_cast<const typename Fields::storage_type*>(columns[I])...};
+            static_cast<const typename Fields::storage_type*>(rows.columns[I])...};
         // One pool lookup for all the rows (registry.hpp, pool_handle_type); try_patch skips an entity
         // that lost the component or is no longer valid (one sparse lookup tells both).
         auto pool = reg.pool_handle<Component>();
         if (pool.on_update().empty()) {
-            assign_rows(pool, locals, positions, n, in, std::index_sequence<I...>{});
+            assign_rows(pool, rows, in, std::index_sequence<I...>{});
             return;
         }
-        for (std::size_t k = 0; k < n; ++k) {
-            const auto pos = positions[k];
-            pool.try_patch(locals[k], [&](Component& c) {
+        for (std::size_t k = 0; k < rows.size; ++k) {
+            const auto pos = rows.positions[k];
+            pool.try_patch(rows.local_of[rows.ids[pos]], [&](Component& c) {
                 (std::get<I>(fields_).dequantize(c, std::uint32_t{std::get<I>(in)[pos]}), ...);
             });
         }
@@ -383,28 +391,30 @@ private:
     // Nobody listens to the pool's updates: patching is writing in place. Without a (possible) signal call
     // in the loop, the pool's arrays and the fields' constants stay in registers.
     template<typename Pool, typename In, std::size_t... I>
-    [[gnu::flatten]] void assign_rows(Pool& pool, const entity* locals, const std::uint32_t* positions,
-                                      std::size_t n, const In& in, std::index_sequence<I...>) const {
-        for (std::size_t k = 0; k < n; ++k) {
-            if (auto* c = pool.try_get(locals[k]); c != nullptr) {
-                const auto pos = positions[k];
+    [[gnu::flatten]] void assign_rows(Pool& pool, const row_batch& rows, const In& in,
+                                      std::index_sequence<I...>) const {
+        const auto* local_of = rows.local_of;
+        const auto* ids = rows.ids;
+        const auto* positions = rows.positions;
+        for (std::size_t k = 0; k < rows.size; ++k) {
+            const auto pos = positions[k];
+            if (auto* c = pool.try_get(local_of[ids[pos]]); c != nullptr) {
                 (std::get<I>(fields_).dequantize(*c, std::uint32_t{std::get<I>(in)[pos]}), ...);
             }
         }
     }
 
     template<std::size_t... I>
-    void write_rows_impl(registry& reg, const entity* locals, const std::uint32_t* positions, std::size_t n,
-                         const void* const* columns, std::index_sequence<I...>) const {
+    void write_rows_impl(registry& reg, const row_batch& rows, std::index_sequence<I...>) const {
         std::tuple<const typename Fields::storage_type*...> in{
-            static_cast<const typename Fields::storage_type*>(columns[I])...};
+            static_cast<const typename Fields::storage_type*>(rows.columns[I])...};
         auto pool = reg.pool_handle<Component>();
-        for (std::size_t k = 0; k < n; ++k) {
-            const auto e = locals[k];
+        for (std::size_t k = 0; k < rows.size; ++k) {
+            const auto pos = rows.positions[k];
+            const auto e = rows.local_of[rows.ids[pos]];
             if (!reg.valid(e)) {
                 continue;
             }
-            const auto pos = positions[k];
             const auto assign = [&](Component& c) {
                 (std::get<I>(fields_).dequantize(c, std::uint32_t{std::get<I>(in)[pos]}), ...);
             };
