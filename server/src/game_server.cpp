@@ -53,6 +53,8 @@ game_server::game_server(server_options options, std::unique_ptr<game_world> wor
     , epoch_unix_us_{static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
                                                     std::chrono::system_clock::now().time_since_epoch())
                                                     .count())}
+    , peer_log_{options_.log_burst, options_.log_period,
+                [](std::string_view line) { spdlog::warn("{}", line); }}
     , admin_{metrics_.registry, [this] { return healthy(); }} {}
 
 game_server::~game_server() {
@@ -91,6 +93,7 @@ void game_server::run(bool handle_signals) {
     io_.run();
     ticking_ = false;
     admin_.stop();
+    peer_log_.flush_all(clock::now());
     spdlog::info("server stopped after {} ticks", tick_);
     spdlog::default_logger()->flush();
 }
@@ -128,7 +131,9 @@ void game_server::accept() {
             connections_.add(c);
             c->start();
             if (admitted_ >= options_.max_clients) {
-                spdlog::warn("{} refused: server full ({} clients)", describe(*c), admitted_);
+                if (peer_log_.allow("SERVER_FULL refusals", clock::now())) {
+                    spdlog::warn("{} refused: server full ({} clients)", describe(*c), admitted_);
+                }
                 c->disconnect(v1::SERVER_FULL,
                               "server full: " + std::to_string(options_.max_clients) + " clients");
             } else {
@@ -136,7 +141,7 @@ void game_server::accept() {
                 ++admitted_;
                 metrics_.connected_clients.set(static_cast<double>(admitted_));
             }
-        } else if (ec != asio::error::operation_aborted) {
+        } else if (ec != asio::error::operation_aborted && peer_log_.allow("failed accepts", clock::now())) {
             spdlog::warn("accept failed: {}", ec.message()); // e.g. out of file descriptors: keep serving
         }
         accept();
@@ -156,7 +161,7 @@ void game_server::tick() {
     const auto started = clock::now();
 
     // 1. Inputs received since the last tick, each client's to its own avatar only.
-    connections_.for_each([this](connection& c) {
+    connections_.for_each([this, started](connection& c) {
         auto& s = c.state();
         if (s.state != session::phase::playing) {
             return;
@@ -165,7 +170,9 @@ void game_server::tick() {
             input.payload = payload;
             if (auto refused = world_->apply_input(s.id, s.avatar, input)) {
                 metrics_.refused_inputs.add();
-                spdlog::warn("{}: input {} refused: {}", describe(c), input.sequence, *refused);
+                if (peer_log_.allow("refused inputs", started)) {
+                    spdlog::warn("{}: input {} refused: {}", describe(c), input.sequence, *refused);
+                }
             }
         }
         s.inputs.clear();
@@ -189,6 +196,7 @@ void game_server::tick() {
     });
 
     const auto ended = clock::now();
+    peer_log_.flush(ended);
     metrics_.ticks.add();
     metrics_.tick_duration.observe(std::chrono::duration<double>(ended - started).count());
     metrics_.entities.set(static_cast<double>(world_->registry().alive()));
@@ -291,7 +299,9 @@ void game_server::on_message(connection& from, v1::Envelope& message) {
 void game_server::handle_hello(connection& from, const v1::ClientHello& hello) {
     auto& s = from.state();
     if (auto accepted = proto::check_client_hello(hello, history_.layout()); !accepted) {
-        spdlog::warn("{} refused at handshake: {}", describe(from), accepted.message());
+        if (peer_log_.allow("handshake refusals", clock::now())) {
+            spdlog::warn("{} refused at handshake: {}", describe(from), accepted.message());
+        }
         from.disconnect(proto::reason_for(accepted.error_value()), std::string{accepted.message()});
         return;
     }
@@ -311,7 +321,9 @@ void game_server::handle_hello(connection& from, const v1::ClientHello& hello) {
     info.server_epoch_unix_us = epoch_unix_us_;
     info.history_ticks = static_cast<std::uint32_t>(history_.depth());
     from.send(proto::make_server_welcome(history_.layout(), info));
-    spdlog::info("{} joined", describe(from));
+    if (peer_log_.allow("joins", clock::now())) {
+        spdlog::info("{} joined", describe(from));
+    }
     from.want_snapshot(); // the newest tick, as a full state
 }
 
@@ -388,8 +400,10 @@ void game_server::on_left(connection& left) {
     }
     const auto reason = v1::DisconnectReason_Name(s.close_reason);
     metrics_.disconnects.with(reason).add();
-    spdlog::info("{} disconnected: {} ({}); {} bytes in, {} bytes out", describe(left), reason,
-                 s.close_message, left.bytes_received(), left.bytes_sent());
+    if (peer_log_.allow(reason + " disconnects", clock::now())) {
+        spdlog::info("{} disconnected: {} ({}); {} bytes in, {} bytes out", describe(left), reason,
+                     s.close_message, left.bytes_received(), left.bytes_sent());
+    }
 }
 
 void game_server::on_closed(connection& closed) {

@@ -13,6 +13,7 @@ parsed_options parse_options(int argc, const char* const* argv) {
     std::int64_t handshake_ms = options.handshake_timeout.count();
     std::int64_t idle_ms = options.idle_timeout.count();
     std::int64_t stall_ms = options.write_stall_timeout.count();
+    std::int64_t log_period_ms = options.log_period.count();
 
     app.add_option("--bind", options.bind_address, "address to listen on")->capture_default_str();
     app.add_option("--port", options.port, "TCP port for game clients (0: any free port)")
@@ -38,6 +39,15 @@ parsed_options parse_options(int argc, const char* const* argv) {
         ->capture_default_str();
     app.add_option("--log-format", log_format_text, "text or json (one JSON object per line)")
         ->check(CLI::IsMember({"text", "json"}))
+        ->capture_default_str();
+    app.add_option(
+           "--log-burst", options.log_burst,
+           "lines of one kind a peer can cause (joins, refusals, disconnects) written per log period; "
+           "the rest are counted in /metrics and summarized once a period")
+        ->check(CLI::Range(std::size_t{0}, std::size_t{1'000'000}))
+        ->capture_default_str();
+    app.add_option("--log-period-ms", log_period_ms, "the period of --log-burst")
+        ->check(CLI::Range(std::int64_t{1}, std::int64_t{3'600'000}))
         ->capture_default_str();
     app.add_option("--handshake-timeout-ms", handshake_ms, "time a client has to complete its handshake")
         ->check(CLI::Range(std::int64_t{1}, std::int64_t{600'000}))
@@ -70,6 +80,7 @@ parsed_options parse_options(int argc, const char* const* argv) {
     options.handshake_timeout = std::chrono::milliseconds{handshake_ms};
     options.idle_timeout = std::chrono::milliseconds{idle_ms};
     options.write_stall_timeout = std::chrono::milliseconds{stall_ms};
+    options.log_period = std::chrono::milliseconds{log_period_ms};
     return parsed_options{options, 0};
 }
 

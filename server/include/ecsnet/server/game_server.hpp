@@ -35,6 +35,7 @@
 #include "connection.hpp"
 #include "connection_manager.hpp"
 #include "game_world.hpp"
+#include "log_limiter.hpp"
 #include "options.hpp"
 #include "server_metrics.hpp"
 #include "tick_pacer.hpp"
@@ -141,6 +142,7 @@ private:
     std::atomic<std::int64_t> last_tick_end_ns_{0};
     bool shutting_down_{false};
 
+    log_limiter peer_log_; // lines any peer can cause
     admin_server admin_;
     std::uint16_t port_{};
     std::uint16_t admin_port_{};

@@ -24,6 +24,10 @@ struct server_options {
     std::size_t workers{2}; // scheduler threads
     std::string log_level{"info"};
     log_format log_format_value{log_format::text};
+    // Lines any peer can cause (joins, refusals, disconnects, refused inputs): the first `log_burst` of each
+    // kind per `log_period` are written, then one summary per period (log_limiter.hpp).
+    std::size_t log_burst{20};
+    std::chrono::milliseconds log_period{10'000};
 
     std::chrono::milliseconds handshake_timeout{5000};
     std::chrono::milliseconds idle_timeout{10'000};
