@@ -41,7 +41,7 @@ std::uint64_t unix_us_now() noexcept {
 // The wire reason a locally decided disconnect is announced with.
 v1::DisconnectReason to_wire(disconnect_reason reason) noexcept {
     const auto value = static_cast<int>(reason);
-    if (value >= 1 && value <= 11) {
+    if (value >= 1 && value <= last_wire_reason) {
         return static_cast<v1::DisconnectReason>(value);
     }
     return v1::DISCONNECT_REASON_UNSPECIFIED;

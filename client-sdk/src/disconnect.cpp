@@ -28,6 +28,8 @@ std::string_view to_string(disconnect_reason reason) noexcept {
         return "client_quit";
     case disconnect_reason::authentication_failed:
         return "authentication_failed";
+    case disconnect_reason::budget_too_small:
+        return "budget_too_small";
     case disconnect_reason::connect_failed:
         return "connect_failed";
     case disconnect_reason::connection_lost:
@@ -54,7 +56,7 @@ std::string_view to_string(client_state state) noexcept {
 
 disconnect_reason from_wire(v1::DisconnectReason reason) noexcept {
     const auto value = static_cast<int>(reason);
-    if (value >= 1 && value <= 11) { // the values both enums share
+    if (value >= 1 && value <= last_wire_reason) { // the values both enums share
         return static_cast<disconnect_reason>(value);
     }
     return disconnect_reason::connection_lost;

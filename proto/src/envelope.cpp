@@ -108,6 +108,8 @@ std::string_view message_name(const v1::Envelope& envelope) noexcept {
         return "ping";
     case v1::Envelope::kPong:
         return "pong";
+    case v1::Envelope::kViewSnapshot:
+        return "view_snapshot";
     case v1::Envelope::MESSAGE_NOT_SET:
         break;
     }

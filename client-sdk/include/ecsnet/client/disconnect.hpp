@@ -2,7 +2,7 @@
 
 // Where a client's connection stands, and why it ended.
 //
-// A disconnect reason is either the one the server sent in its Disconnect message (the first twelve values,
+// A disconnect reason is either the one the server sent in its Disconnect message (the first thirteen values,
 // numbered like v1::DisconnectReason) or one the client decided locally: the same values where the meaning
 // is the same (a malformed frame from the server is protocol_error, a welcome with another schema is
 // schema_mismatch, no welcome in time is handshake_timeout, a silent server is timeout, close() is
@@ -24,6 +24,9 @@ enum class client_state : std::uint8_t {
     disconnected, // ended; disconnect_reason() says why; connect() may be called again
 };
 
+/// The highest reason value shared with v1::DisconnectReason.
+inline constexpr int last_wire_reason = 12;
+
 enum class disconnect_reason : std::uint8_t {
     none = 0,
     // Sent by the server (v1::DisconnectReason values), or decided locally with the same meaning.
@@ -38,6 +41,7 @@ enum class disconnect_reason : std::uint8_t {
     kicked = 9,
     client_quit = 10,
     authentication_failed = 11,
+    budget_too_small = 12,
     // Local only.
     connect_failed = 100,  // the host did not resolve, or refused or did not answer the connection
     connection_lost = 101, // the connection closed or failed without a Disconnect from the server

@@ -107,6 +107,33 @@ public:
     /// Bits written so far.
     [[nodiscard]] std::size_t bit_size() const noexcept { return words_.size() * 64 + fill_; }
 
+    /// Up to 64 bits of what was written, from bit `from` (from + count <= bit_size(), count <= 64).
+    [[nodiscard]] std::uint64_t peek(std::size_t from, unsigned count) const noexcept {
+        if (count == 0) {
+            return 0;
+        }
+        const auto word_at = [this](std::size_t w) { return w < words_.size() ? words_[w] : acc_; };
+        const std::size_t w = from / 64;
+        const unsigned shift = static_cast<unsigned>(from % 64);
+        std::uint64_t value = word_at(w) >> shift;
+        if (shift != 0 && shift + count > 64) {
+            value |= word_at(w + 1) << (64 - shift);
+        }
+        return count == 64 ? value : value & ((std::uint64_t{1} << count) - 1);
+    }
+
+    /// Appends bits [from, from + count) of another writer's stream (what a shared encoding is copied with).
+    void append(const bit_writer& source, std::size_t from, std::size_t count) {
+        auto c = cursor();
+        while (count >= 64) {
+            put(c, source.peek(from, 64), 64);
+            from += 64;
+            count -= 64;
+        }
+        put(c, source.peek(from, static_cast<unsigned>(count)), static_cast<unsigned>(count));
+        seek(c);
+    }
+
     /// Appends the stream to `out`, padded with zero bits to a whole byte.
     void append_to(std::string& out) const {
         const auto at = out.size();

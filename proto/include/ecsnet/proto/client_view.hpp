@@ -1,0 +1,131 @@
+#pragma once
+
+// The server's side of one client's interest-managed view (docs/protocol.md, "Interest-managed
+// snapshots"): the views it sent, which one the client acked, and the writing of each tick's ViewSnapshot
+// as a delta from the newest acked view.
+//
+// Each tick the server passes the client's relevant entities (sorted by index, with their priority
+// weights) and the bits its budget allows. The delta from the base view holds:
+//   - left:     entities of the base no longer relevant (or destroyed), always sent;
+//   - entered:  relevant entities the base lacks, sent whole;
+//   - changed:  entities whose value differs from their reference (entity_row.hpp), coded per entity;
+//   - refreshed: entities whose base value the server has forgotten, sent whole again;
+//   - deferred: changed entities the budget held back: they keep their last value, and the client shows its
+//               reference (its linear extrapolation, for moving entities), so a moving entity held back
+//               keeps moving as predicted instead of stopping.
+// Everything else advances to the tick by its reference (unchanged entities, and moving ones whose motion
+// the extrapolation predicts exactly), at no cost.
+//
+// Budget: what was sent in a view newer than the base (still in flight) is sent again whatever the budget
+// (otherwise the client's view would step back when that view arrives and then this one), and so is a
+// refresh; optional content
+// (new changes and entries) is admitted by priority, weight x ticks waiting, while the budget lasts, the
+// first one even if it alone exceeds it, so every tick makes progress. The caller keeps the budget's
+// account (a token bucket in bits, on what was really sent).
+//
+// Serialize once: entity bits come from the shared view_encoder; a client's own bits are the lists.
+// Cost per client and tick: O(relevant entities + base entries), plus a cached code per moving entity.
+// Not thread-safe.
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "ecsnet/v1/envelope.pb.h"
+#include "view_encoder.hpp"
+#include "view_frame.hpp"
+
+namespace ecsnet::proto {
+
+struct view_write_report {
+    tick_type tick{};
+    bool full_state{};
+    std::optional<tick_type> base;
+    std::size_t relevant{};
+    std::size_t view_size{}; // entities in the new view
+    std::size_t left{};
+    std::size_t entered{};
+    std::size_t changed{};
+    std::size_t refreshed{};
+    std::size_t deferred{};  // changed entities held back by the budget
+    std::size_t waiting{};   // relevant entities not entered yet (budget)
+    std::size_t mandatory{}; // entities sent again because they are in flight
+    std::size_t body_bits{};
+    std::size_t shared_bits{}; // of which copied from the shared encoder
+};
+
+class client_view {
+public:
+    explicit client_view(view_encoder& encoder, std::size_t max_frames = 64);
+
+    /// The client's Ack: `tick` is its newest applied view; a full-state request forgets every base.
+    void on_ack(tick_type tick, bool full_state_requested);
+    /// Forgets every view (a new connection).
+    void reset();
+
+    /// The newest acked view the server still keeps (the base of the next snapshot), or nullptr.
+    [[nodiscard]] const view_frame* base() const noexcept;
+    /// The newest view sent, or nullptr.
+    [[nodiscard]] const view_frame* newest() const noexcept {
+        return frames_.empty() ? nullptr : &frames_.back();
+    }
+
+    /// Writes the ViewSnapshot of the encoder's tick into `out` (an Envelope) and keeps the new view.
+    /// `relevant`: sorted by index, each alive in the encoder's rows; `weights`: their priority weights
+    /// (parallel, > 0). `budget_bits`: what optional content may take (<= 0: only what is in flight).
+    view_write_report write(std::span<const net_entity> relevant, std::span<const float> weights,
+                            std::int64_t budget_bits, std::int64_t time_offset_us, v1::Envelope& out);
+
+private:
+    enum class kind : std::uint8_t { update, refresh, enter };
+    struct candidate {
+        std::uint32_t index{};
+        std::uint32_t generation{};
+        std::uint32_t position{}; // in the base (update, refresh)
+        kind what{};
+        bool mandatory{};
+        entity_code code;
+        float priority{};
+        std::uint32_t cost{}; // estimated bits, lists included
+    };
+    struct waiting_entry {
+        std::uint32_t index{};
+        tick_type since{};
+    };
+
+    view_encoder* encoder_;
+    std::size_t max_frames_;
+    std::deque<view_frame> frames_; // sent views, oldest first
+    std::optional<tick_type> acked_;
+    std::vector<waiting_entry> waiting_; // relevant entities not entered yet, and since when
+
+    // scratch
+    std::vector<candidate> candidates_;
+    std::vector<std::uint32_t> order_;
+    std::vector<std::uint8_t>
+        action_; // per base entry: 0 advance, 1 deferred, 2 changed, 3 refreshed, 4 left
+    std::vector<std::uint32_t> left_;
+    std::vector<std::uint8_t> left_destroyed_;
+    std::vector<std::uint32_t> entered_;
+    std::vector<std::uint32_t> refreshed_;
+    std::vector<std::uint32_t> deferred_;
+    std::vector<std::uint32_t> changed_;
+    std::vector<std::uint32_t> gaps_;
+    std::vector<waiting_entry> next_waiting_;
+    std::vector<std::uint32_t> selected_entering_; // candidate ids
+    std::vector<std::uint32_t> reference_;
+    bit_writer body_;
+};
+
+/// The header check of a ViewSnapshot (CRC-16/CCITT-FALSE, docs/protocol.md): tick (u32), flags (u8:
+/// 1 = full state, 2 = checksum present), baseline_gap (u32), time_offset_us (i64), body length (u32) and
+/// the view checksum (u64), little-endian.
+[[nodiscard]] std::uint16_t view_header_check(tick_type tick, bool full_state, bool has_checksum,
+                                              std::uint32_t baseline_gap, std::int64_t time_offset_us,
+                                              std::uint32_t body_size, std::uint64_t checksum) noexcept;
+
+} // namespace ecsnet::proto

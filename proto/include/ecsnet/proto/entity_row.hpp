@@ -1,0 +1,96 @@
+#pragma once
+
+// One entity's replicated state as a fixed-width row of 32-bit values, the unit of the interest-managed
+// views (docs/protocol.md, "Interest-managed snapshots"): where a whole-world snapshot keeps columns per
+// component, a view keeps each entity on its own, because each entity of a client's view is at its own
+// tick.
+//
+//   row = [presence words] [fields of component 0] [fields of component 1] ...
+//
+// Presence: bit c of the words says the entity has component c. The fields of an absent component are 0,
+// so that equal states have equal rows (compared with memcmp). Values are the quantized integers of
+// quantize.hpp.
+//
+// Also here: the reference a field is coded against (its previous value, or for prediction::linear fields
+// a linear extrapolation from the entity's two previous values, docs/protocol.md 5.4 with the entity's own
+// ticks), and the entity's term of the state checksum (checksum.hpp), which a view keeps per entity.
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <span>
+#include <vector>
+
+#include "checksum.hpp"
+#include "delta.hpp"
+#include "schema.hpp"
+#include "state.hpp"
+
+namespace ecsnet::proto {
+
+/// No tick: an entity entered a view without a previous value to extrapolate from.
+inline constexpr tick_type no_tick = 0xFFFFFFFFU;
+
+/// Extrapolation reaches at most this many ticks ahead of the base value, over a span of at most as many
+/// (further, the reference is the base value): both sides apply the same rule.
+inline constexpr std::uint32_t max_extrapolation_ticks = 16;
+
+class row_layout {
+public:
+    row_layout() = default;
+    explicit row_layout(const schema_layout& layout);
+
+    [[nodiscard]] const schema_layout& schema() const noexcept { return *schema_; }
+    /// Values per row.
+    [[nodiscard]] std::size_t width() const noexcept { return width_; }
+    [[nodiscard]] std::size_t components() const noexcept { return offsets_.size(); }
+    [[nodiscard]] std::size_t presence_words() const noexcept { return presence_words_; }
+    /// Position of component c's first field in a row.
+    [[nodiscard]] std::size_t offset(std::size_t c) const noexcept { return offsets_[c]; }
+    [[nodiscard]] std::size_t fields(std::size_t c) const noexcept { return (*schema_)[c].fields.size(); }
+
+    [[nodiscard]] static bool has(const std::uint32_t* row, std::size_t c) noexcept {
+        return ((row[c / 32] >> (c % 32)) & 1U) != 0;
+    }
+    static void set_present(std::uint32_t* row, std::size_t c) noexcept { row[c / 32] |= 1U << (c % 32); }
+    [[nodiscard]] bool same_presence(const std::uint32_t* a, const std::uint32_t* b) const noexcept {
+        return std::memcmp(a, b, presence_words_ * sizeof(std::uint32_t)) == 0;
+    }
+    [[nodiscard]] bool equal(const std::uint32_t* a, const std::uint32_t* b) const noexcept {
+        return std::memcmp(a, b, width_ * sizeof(std::uint32_t)) == 0;
+    }
+    /// True when the row has no component (an entity must have one).
+    [[nodiscard]] bool empty(const std::uint32_t* row) const noexcept;
+
+    /// The reference of every field of `base` (the entity's value at tick b) for a value at tick b + ahead,
+    /// given its value `previous` at tick b - span (nullptr: none): extrapolated for prediction::linear
+    /// fields of components present in both when 1 <= ahead, span <= max_extrapolation_ticks, else the
+    /// base value. Presence and absent components are copied from `base`.
+    void reference(const std::uint32_t* base, const std::uint32_t* previous, std::uint32_t ahead,
+                   std::uint32_t span, std::uint32_t* out) const noexcept;
+    /// Whether reference() extrapolates anything for these ticks (`previous_tick` may be no_tick).
+    [[nodiscard]] bool extrapolates(tick_type base_tick, tick_type previous_tick,
+                                    tick_type tick) const noexcept;
+
+    /// The entity's term of the state checksum (docs/protocol.md 5.3).
+    [[nodiscard]] std::uint64_t checksum_term(const checksum_weights& weights, std::uint32_t index,
+                                              std::uint32_t generation,
+                                              const std::uint32_t* row) const noexcept;
+
+    /// Gathers the rows of a columnar state: rows[p * width() ...] is the row of the state's entity at
+    /// position p (`entities` is state.flat()). `scratch` is reused memory.
+    void gather(const replicated_state& state, std::span<const std::uint32_t> entities,
+                std::vector<std::uint32_t>& rows, std::vector<std::uint32_t>& scratch) const;
+
+private:
+    const schema_layout* schema_{nullptr};
+    std::vector<std::size_t> offsets_;
+    std::vector<bool> linear_; // per row position: a prediction::linear field
+    std::vector<unsigned> bits_;
+    std::vector<unsigned> component_of_;
+    bool any_linear_{false};
+    std::size_t presence_words_{};
+    std::size_t width_{};
+};
+
+} // namespace ecsnet::proto

@@ -1,0 +1,100 @@
+#pragma once
+
+// The server's history of each entity's row (entity_row.hpp), for interest-managed views: where
+// snapshot_history keeps whole ticks in columns, this answers "what was entity i at tick t" in O(1) for
+// the current value and one step per newer version otherwise, which is what coding an entity against the
+// tick a client holds it at needs.
+//
+// Per entity index: its current row, the tick it took that value (`since`), its generation and its
+// checksum term; older values, when a row changes, go into a slab of the tick they were replaced at,
+// chained newest first. Slabs live `depth` ticks: a value replaced longer ago than that is forgotten (a
+// client holding an entity at such an old tick receives it whole again). Memory: one row per index ever
+// used, plus the rows replaced in the last `depth` ticks (about the moving entities x depth).
+//
+// update() runs once per tick after snapshot_history::capture, from the newest captured state.
+// Not thread-safe; the history and the schema must outlive it.
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "checksum.hpp"
+#include "entity_row.hpp"
+#include "history.hpp"
+
+namespace ecsnet::proto {
+
+class row_history {
+public:
+    row_history(const schema_layout& layout, std::size_t depth = 64);
+
+    /// Takes the newest tick of `history`.
+    void update(const snapshot_history& history);
+
+    [[nodiscard]] const row_layout& layout() const noexcept { return layout_; }
+    [[nodiscard]] const checksum_weights& weights() const noexcept { return weights_; }
+    [[nodiscard]] std::size_t depth() const noexcept { return slabs_.size(); }
+    /// The newest tick taken (no_tick before the first update).
+    [[nodiscard]] tick_type tick() const noexcept { return tick_; }
+
+    /// Sorted indices of the replicated entities of the newest tick.
+    [[nodiscard]] std::span<const std::uint32_t> alive() const noexcept { return alive_; }
+    [[nodiscard]] bool alive(std::uint32_t index) const noexcept {
+        return index < records_.size() && records_[index].alive;
+    }
+    /// The generation of the current occupant (alive indices only).
+    [[nodiscard]] std::uint32_t generation(std::uint32_t index) const noexcept {
+        return records_[index].generation;
+    }
+    /// The tick the current value was taken at (alive indices only).
+    [[nodiscard]] tick_type since(std::uint32_t index) const noexcept { return records_[index].since; }
+    /// The current row (alive indices only).
+    [[nodiscard]] const std::uint32_t* current(std::uint32_t index) const noexcept {
+        return rows_.data() + std::size_t{index} * layout_.width();
+    }
+    /// The current row's checksum term (alive indices only).
+    [[nodiscard]] std::uint64_t term(std::uint32_t index) const noexcept { return records_[index].term; }
+    /// The row of the current occupant of `index` at tick `at` (at most the newest tick), or nullptr when
+    /// it is forgotten, or the occupant was not replicated then.
+    [[nodiscard]] const std::uint32_t* at(std::uint32_t index, tick_type at) const noexcept;
+
+    /// Per row position: the largest value of the newest tick (for the widths of view_tables).
+    [[nodiscard]] const std::vector<std::uint32_t>& max_values() const noexcept { return max_values_; }
+
+    [[nodiscard]] std::size_t memory_bytes() const noexcept;
+
+private:
+    struct record {
+        std::uint32_t generation{};
+        tick_type since{no_tick};
+        tick_type previous_tick{no_tick}; // the slab holding the value before, or no_tick
+        std::uint32_t previous_slot{};
+        std::uint64_t term{};
+        bool alive{false};
+    };
+    struct slab {
+        tick_type tick{no_tick};
+        std::vector<std::uint32_t> data; // versions: since, previous tick, previous slot, row
+    };
+
+    void replace(std::uint32_t index, const std::uint32_t* row, slab& into);
+    void grow(std::uint32_t index);
+
+    row_layout layout_;
+    checksum_weights weights_;
+    std::size_t stride_;
+    tick_type tick_{no_tick};
+    std::vector<record> records_;
+    std::vector<std::uint32_t> rows_;
+    std::vector<slab> slabs_;
+    std::vector<std::uint32_t> alive_;
+    std::vector<std::uint32_t> max_values_;
+    // scratch
+    std::vector<std::uint32_t> entities_;
+    std::vector<std::uint32_t> gathered_;
+    std::vector<std::uint32_t> positions_;
+    std::vector<std::uint32_t> next_alive_;
+};
+
+} // namespace ecsnet::proto

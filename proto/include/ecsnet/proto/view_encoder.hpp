@@ -1,0 +1,94 @@
+#pragma once
+
+// Serialize once, for interest-managed views: per tick, the bits of each entity update are coded once and
+// copied into every client snapshot that needs the same update (docs/protocol.md, "Interest-managed
+// snapshots"). An update's bits depend only on the entity, the ticks its base and previous values are at
+// in the client's base view, and the tick's tables (view_tables.hpp), so clients whose base views hold an
+// entity at the same ticks share them: a client whose acks arrive one tick behind shares with every other
+// such client, whatever else each of them sees.
+//
+// begin_tick() (after row_history::update) picks the tick's tables and empties the cache; update() and
+// row() code on a miss and return the cached code on a hit. The codes live in one bit arena per tick.
+// Lookups are O(1) plus the few codes cached for the same entity. Not thread-safe.
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "bitstream.hpp"
+#include "row_history.hpp"
+#include "view_tables.hpp"
+
+namespace ecsnet::proto {
+
+struct view_encoder_options {
+    /// Ticks between two choices of tables (view_table_chooser).
+    std::uint32_t tables_period{30};
+};
+
+/// A coded entity: `bits` bits at `offset` of the encoder's arena.
+struct entity_code {
+    std::uint32_t offset{};
+    std::uint32_t bits{};
+    /// An update whose new row equals its reference: nothing to send (bits == 0).
+    bool exact{false};
+    /// The base value is no longer known to the server: the entity must be sent whole (row()).
+    bool forgotten{false};
+};
+
+struct view_encoder_stats {
+    std::uint64_t lookups{};
+    std::uint64_t hits{};
+    std::uint64_t bits_coded{};
+    std::uint64_t bits_copied{};
+};
+
+class view_encoder {
+public:
+    explicit view_encoder(const row_history& rows, view_encoder_options options = {});
+
+    /// Starts the newest tick of the row history.
+    void begin_tick();
+    [[nodiscard]] tick_type tick() const noexcept { return tick_; }
+    [[nodiscard]] const view_tables& tables() const noexcept { return chooser_.current(); }
+    [[nodiscard]] std::uint32_t tables_version() const noexcept { return chooser_.version(); }
+    [[nodiscard]] const row_history& rows() const noexcept { return *rows_; }
+
+    /// The update of alive entity `index` from its value at tick `base` (and at `previous`, or no_tick) to
+    /// its current value.
+    entity_code update(std::uint32_t index, tick_type base, tick_type previous);
+    /// The whole current row of alive entity `index` (with its generation).
+    entity_code row(std::uint32_t index);
+
+    [[nodiscard]] const bit_writer& arena() const noexcept { return arena_; }
+    [[nodiscard]] const view_encoder_stats& stats() const noexcept { return stats_; }
+    /// Counts bits copied out of the arena into snapshots (for the sharing statistics).
+    void count_copied(std::uint64_t bits) noexcept { stats_.bits_copied += bits; }
+
+private:
+    static constexpr std::uint32_t none = 0xFFFFFFFFU;
+    struct cached {
+        tick_type base{};
+        tick_type previous{};
+        entity_code code;
+        std::uint32_t next{none}; // next code cached for the same entity
+    };
+    struct head {
+        tick_type tick{no_tick};
+        std::uint32_t first{none};
+    };
+
+    const entity_code* find(std::uint32_t index, tick_type base, tick_type previous);
+    entity_code& insert(std::uint32_t index, tick_type base, tick_type previous);
+
+    const row_history* rows_;
+    view_table_chooser chooser_;
+    tick_type tick_{no_tick};
+    bit_writer arena_;
+    std::vector<head> heads_; // by entity index
+    std::vector<cached> cache_;
+    std::vector<std::uint32_t> reference_;
+    view_encoder_stats stats_;
+};
+
+} // namespace ecsnet::proto

@@ -1,0 +1,141 @@
+#pragma once
+
+// The client side of an interest-managed connection: a registry mirroring the client's view of the server's
+// world, fed with ViewSnapshots (docs/protocol.md, "Interest-managed snapshots"). The counterpart of
+// mirror.hpp for servers that manage interest: the same registry contract (one local entity per server
+// entity, a net_id component emplaced after the replicated components, on_construct / on_update /
+// on_destroy signals), plus the reason an entity left: removal_reason_of(local) inside on_destroy<net_id>
+// tells a destroyed entity from one that is no longer relevant to this client.
+//
+// Each applied view is kept as a frame: per entity, its last received value and tick, the value and tick
+// before (for extrapolation), and what the registry shows (the reference of the last value at the frame's
+// tick). Applying is atomic: the header check, the base view, the body (lists, tables, every entity's
+// bits) and the checksum of the whole new view are checked before the registry changes. Frames older than
+// the base of the last applied snapshot are dropped (a server only moves a client's base forward).
+// Memory: about 3 rows per entity per kept frame. Not thread-safe.
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "checksum.hpp"
+#include "ecsnet/ecs/registry.hpp"
+#include "ecsnet/v1/envelope.pb.h"
+#include "entity_row.hpp"
+#include "mirror.hpp"
+#include "result.hpp"
+#include "schema.hpp"
+#include "view_frame.hpp"
+#include "view_tables.hpp"
+
+namespace ecsnet::proto {
+
+struct view_mirror_options {
+    /// The most views kept as bases.
+    std::size_t depth{32};
+    std::uint32_t tick_rate{30};
+    /// The most entities a view may hold.
+    std::size_t max_entities{std::size_t{1} << 20};
+};
+
+class view_mirror {
+public:
+    explicit view_mirror(const schema& schema, view_mirror_options options = {});
+    view_mirror(const view_mirror&) = delete;
+    view_mirror& operator=(const view_mirror&) = delete;
+
+    [[nodiscard]] ecsnet::registry& registry() noexcept { return registry_; }
+    [[nodiscard]] const ecsnet::registry& registry() const noexcept { return registry_; }
+    [[nodiscard]] const schema& replicated_schema() const noexcept { return *schema_; }
+
+    void welcome(const v1::ServerWelcome& welcome);
+
+    /// Applies a view snapshot, atomically.
+    result<applied_snapshot> apply(const v1::ViewSnapshot& snapshot);
+    /// Decodes an Envelope holding a ViewSnapshot (canonical bytes only) and applies it.
+    result<applied_snapshot> apply_envelope(std::string_view envelope_bytes);
+
+    [[nodiscard]] std::optional<tick_type> newest_tick() const noexcept;
+    [[nodiscard]] bool full_state_needed() const noexcept { return full_state_needed_; }
+    [[nodiscard]] v1::Ack make_ack() const;
+
+    [[nodiscard]] entity find(net_entity id) const noexcept;
+    [[nodiscard]] entity find_index(std::uint32_t index) const noexcept;
+    [[nodiscard]] std::optional<net_entity> net_of(entity local) const noexcept;
+    /// Inside on_destroy<net_id> (or any on_destroy of a replicated component) fired by apply(): why the
+    /// entity leaves. removal_reason::none otherwise.
+    [[nodiscard]] removal_reason removal_reason_of(entity local) const noexcept;
+
+    /// Entities in the newest view.
+    [[nodiscard]] std::size_t size() const noexcept;
+    /// The newest view's entities: index, generation, and what the registry shows (rows of
+    /// row_layout()), for tests and tools.
+    [[nodiscard]] std::vector<std::pair<net_entity, std::vector<std::uint32_t>>> contents() const;
+    [[nodiscard]] const row_layout& layout() const noexcept { return layout_; }
+    /// The newest view as a replicated state (columns), e.g. for interpolation.
+    void to_state(replicated_state& out) const;
+
+    /// Recomputes the newest view's checksum from what the registry shows (proves the mirror exact).
+    [[nodiscard]] bool verify() const;
+    /// Destroys every mirrored entity and forgets every view.
+    void clear();
+
+private:
+    struct entry {
+        std::uint32_t index{};
+        std::uint32_t generation{};
+        tick_type tick{};
+        tick_type previous{no_tick};
+    };
+    struct frame {
+        tick_type tick{};
+        std::uint64_t checksum{};
+        std::uint64_t server_time_us{};
+        view_tables tables;
+        std::vector<entry> entries;
+        std::vector<std::uint32_t> values;   // per entry: the last value received
+        std::vector<std::uint32_t> previous; // per entry: the value before (when entry.previous != no_tick)
+        std::vector<std::uint32_t> shown;    // per entry: what the registry shows
+    };
+
+    result<applied_snapshot> refuse(errc code, std::string message, bool need_full);
+    const frame* find_frame(tick_type tick) const noexcept;
+    void update_registry(const frame* from, const frame& to, applied_snapshot& report);
+    void write_row(entity local, const std::uint32_t* before, const std::uint32_t* after);
+    std::uint64_t checksum_of(const frame& f) const;
+
+    const schema* schema_;
+    view_mirror_options options_;
+    row_layout layout_;
+    checksum_weights weights_;
+    ecsnet::registry registry_;
+    std::deque<frame> frames_; // oldest first
+    frame scratch_;
+    bool full_state_needed_{false};
+
+    std::vector<entity> locals_; // by server index
+    std::vector<std::uint32_t> local_generations_;
+    std::vector<removal_reason> left_reason_; // by server index, during an apply
+    entity removing_{null_entity};
+    removal_reason removing_reason_{removal_reason::none};
+
+    // scratch
+    std::vector<std::uint32_t> left_;
+    std::vector<std::uint32_t> entered_;
+    std::vector<std::uint32_t> refreshed_;
+    std::vector<std::uint32_t> deferred_;
+    std::vector<std::uint32_t> changed_;
+    std::vector<std::uint8_t> action_;
+    std::vector<std::uint8_t> destroyed_;
+    std::vector<std::uint32_t> rows_;        // entered, refreshed and changed rows read
+    std::vector<std::uint32_t> generations_; // of the entered and refreshed rows
+    std::vector<std::uint32_t> reference_;
+    v1::Envelope envelope_;
+    std::string canonical_;
+};
+
+} // namespace ecsnet::proto

@@ -1,0 +1,415 @@
+#include "ecsnet/proto/client_view.hpp"
+
+#include <algorithm>
+#include <array>
+#include <bit>
+
+#include "ecsnet/proto/bit_lists.hpp"
+#include "ecsnet/proto/checksum.hpp"
+#include "ecsnet/proto/envelope.hpp"
+
+namespace ecsnet::proto {
+
+namespace {
+
+enum action : std::uint8_t { advance = 0, deferred = 1, changed = 2, refreshed = 3, gone = 4 };
+
+// Bits a list entry costs, roughly: what the budget charges besides the entity's own bits.
+constexpr std::uint32_t position_cost = 6;
+constexpr std::uint32_t index_cost = 14;
+// Header and empty lists, roughly.
+constexpr std::int64_t fixed_cost = 40 * 8;
+
+// A sorted list of entries by index: the entry of `index`, if any, from a cursor that only moves forward.
+template<typename Entries>
+const view_entry* seek(const Entries& entries, std::size_t& at, std::uint32_t index) noexcept {
+    while (at < entries.size() && entries[at].index < index) {
+        ++at;
+    }
+    return at < entries.size() && entries[at].index == index ? &entries[at] : nullptr;
+}
+
+} // namespace
+
+std::uint16_t view_header_check(tick_type tick, bool full_state, bool has_checksum,
+                                std::uint32_t baseline_gap, std::int64_t time_offset_us,
+                                std::uint32_t body_size, std::uint64_t checksum) noexcept {
+    std::array<std::uint8_t, 25> bytes{};
+    std::size_t at = 0;
+    const auto put = [&bytes, &at](std::uint64_t value, std::size_t count) {
+        for (std::size_t i = 0; i < count && at < bytes.size(); ++i) {
+            bytes[at++] = static_cast<std::uint8_t>(value >> (8 * i));
+        }
+    };
+    put(tick, 4);
+    put((full_state ? 1U : 0U) | (has_checksum ? 2U : 0U), 1);
+    put(baseline_gap, 4);
+    put(static_cast<std::uint64_t>(time_offset_us), 8);
+    put(body_size, 4);
+    put(checksum, 8);
+    return crc16(bytes.data(), at);
+}
+
+client_view::client_view(view_encoder& encoder, std::size_t max_frames)
+    : encoder_{&encoder}
+    , max_frames_{std::max<std::size_t>(max_frames, 2)}
+    , reference_(encoder.rows().layout().width()) {}
+
+void client_view::reset() {
+    frames_.clear();
+    acked_.reset();
+    waiting_.clear();
+}
+
+void client_view::on_ack(tick_type tick, bool full_state_requested) {
+    if (full_state_requested) {
+        acked_.reset();
+        frames_.clear();
+        return;
+    }
+    if (acked_ && tick <= *acked_) {
+        return; // baselines only move forward
+    }
+    const auto found =
+        std::find_if(frames_.begin(), frames_.end(), [tick](const view_frame& f) { return f.tick == tick; });
+    if (found == frames_.end()) {
+        return; // not a view we keep: the next snapshot uses the base we have
+    }
+    acked_ = tick;
+    frames_.erase(frames_.begin(), found); // views older than the base are never used again
+}
+
+const view_frame* client_view::base() const noexcept {
+    if (!acked_ || frames_.empty() || frames_.front().tick != *acked_) {
+        return nullptr;
+    }
+    return &frames_.front();
+}
+
+view_write_report client_view::write(std::span<const net_entity> relevant, std::span<const float> weights,
+                                     std::int64_t budget_bits, std::int64_t time_offset_us,
+                                     v1::Envelope& out) {
+    auto& encoder = *encoder_;
+    const auto& rows = encoder.rows();
+    const auto& layout = rows.layout();
+    const tick_type tick = encoder.tick();
+    const view_frame* base = this->base();
+    const view_frame* newest = this->newest();
+    static const std::vector<view_entry> no_entries;
+    const auto& base_entries = base != nullptr ? base->entries : no_entries;
+    const auto& newest_entries = newest != nullptr ? newest->entries : no_entries;
+
+    view_write_report report;
+    report.tick = tick;
+    report.full_state = base == nullptr;
+    report.relevant = relevant.size();
+    if (base != nullptr) {
+        report.base = base->tick;
+    }
+
+    candidates_.clear();
+    action_.assign(base_entries.size(), advance);
+    left_.clear();
+    left_destroyed_.clear();
+    next_waiting_.clear();
+
+    // One pass over the base, the newest view (what is in flight) and the relevant set, all by index.
+    std::size_t b = 0;
+    std::size_t r = 0;
+    std::size_t n_at = 0;
+    std::size_t w_at = 0;
+    const auto row_bits = [&](std::uint32_t index) {
+        const auto* row = rows.current(index);
+        const auto& widths = encoder.tables().widths;
+        std::uint32_t bits = 16; // generation and presence, roughly
+        for (std::size_t c = 0; c < layout.components(); ++c) {
+            if (row_layout::has(row, c)) {
+                for (std::size_t f = 0; f < layout.fields(c); ++f) {
+                    bits += widths[layout.offset(c) + f];
+                }
+            }
+        }
+        return bits;
+    };
+    const auto add_entering = [&](const net_entity& id, float weight) {
+        const auto* in_flight = seek(newest_entries, n_at, id.index);
+        const bool mandatory = in_flight != nullptr && in_flight->generation == id.generation;
+        tick_type since = tick;
+        while (w_at < waiting_.size() && waiting_[w_at].index < id.index) {
+            ++w_at;
+        }
+        if (w_at < waiting_.size() && waiting_[w_at].index == id.index) {
+            since = waiting_[w_at].since;
+        }
+        candidate c;
+        c.index = id.index;
+        c.generation = id.generation;
+        c.what = kind::enter;
+        c.mandatory = mandatory;
+        // Coded only if admitted (entering entities may wait many ticks under a small budget): the cost
+        // until then is the row's full width.
+        c.code.bits = row_bits(id.index);
+        // Entering waits count double: a new entity matters more than a refinement of a known one.
+        c.priority = weight * 2.0F * static_cast<float>(tick - since + 1);
+        c.cost = c.code.bits + index_cost;
+        candidates_.push_back(c);
+        next_waiting_.push_back({id.index, since});
+    };
+    while (b < base_entries.size() || r < relevant.size()) {
+        const auto base_index = b < base_entries.size() ? base_entries[b].index : 0xFFFFFFFFU;
+        const auto relevant_index = r < relevant.size() ? relevant[r].index : 0xFFFFFFFFU;
+        if (base_index < relevant_index ||
+            (base_index == relevant_index && base_entries[b].generation != relevant[r].generation)) {
+            const auto& e = base_entries[b];
+            const bool destroyed = !rows.alive(e.index) || rows.generation(e.index) != e.generation;
+            action_[b] = gone;
+            left_.push_back(static_cast<std::uint32_t>(b));
+            left_destroyed_.push_back(destroyed ? 1 : 0);
+            if (base_index == relevant_index) { // a new occupant of the index: it enters
+                add_entering(relevant[r], weights[r]);
+                ++r;
+            }
+            ++b;
+            continue;
+        }
+        if (relevant_index < base_index) {
+            add_entering(relevant[r], weights[r]);
+            ++r;
+            continue;
+        }
+        // In the base and still relevant.
+        const auto& e = base_entries[b];
+        const bool extrapolates = layout.extrapolates(e.tick, e.previous, tick);
+        if (rows.since(e.index) > (extrapolates ? e.previous : e.tick)) {
+            auto code = encoder.update(e.index, e.tick, e.previous);
+            kind what = kind::update;
+            if (code.forgotten) {
+                code = encoder.row(e.index);
+                what = kind::refresh;
+            }
+            if (!code.exact) {
+                const auto* in_flight = seek(newest_entries, n_at, e.index);
+                candidate c;
+                c.index = e.index;
+                c.generation = e.generation;
+                c.position = static_cast<std::uint32_t>(b);
+                c.what = what;
+                // Sent in a view still in flight: sent again, or the client would step back to its base.
+                // A refresh is never held back: the server no longer knows the base value to predict from.
+                c.mandatory =
+                    what == kind::refresh || (in_flight != nullptr && in_flight->generation == e.generation &&
+                                              in_flight->sent > e.sent);
+                c.code = code;
+                c.priority = weights[r] * static_cast<float>(tick - e.tick);
+                c.cost = code.bits + position_cost;
+                candidates_.push_back(c);
+            }
+        }
+        ++b;
+        ++r;
+    }
+
+    // Admission: what is in flight, then the rest by priority while the budget lasts.
+    order_.resize(candidates_.size());
+    for (std::size_t i = 0; i < order_.size(); ++i) {
+        order_[i] = static_cast<std::uint32_t>(i);
+    }
+    std::sort(order_.begin(), order_.end(), [this](std::uint32_t a, std::uint32_t b2) {
+        const auto& x = candidates_[a];
+        const auto& y = candidates_[b2];
+        if (x.mandatory != y.mandatory) {
+            return x.mandatory;
+        }
+        if (x.priority != y.priority) {
+            return x.priority > y.priority;
+        }
+        return x.index < y.index;
+    });
+    std::int64_t budget = budget_bits - fixed_cost - static_cast<std::int64_t>(left_.size()) * position_cost;
+    bool admitted_one = false;
+    selected_entering_.clear();
+    for (const auto id : order_) {
+        const auto& c = candidates_[id];
+        bool take = c.mandatory;
+        if (!take && budget > 0 && (!admitted_one || budget >= static_cast<std::int64_t>(c.cost))) {
+            take = true;
+            admitted_one = true;
+        }
+        if (take) {
+            budget -= c.cost;
+            report.mandatory += c.mandatory ? 1 : 0;
+        }
+        switch (c.what) {
+        case kind::enter:
+            if (take) {
+                candidates_[id].code = encoder.row(c.index);
+                selected_entering_.push_back(id);
+            }
+            break;
+        case kind::update:
+            action_[c.position] = take ? changed : deferred;
+            break;
+        case kind::refresh:
+            action_[c.position] = take ? refreshed : deferred;
+            break;
+        }
+    }
+    std::sort(
+        selected_entering_.begin(), selected_entering_.end(),
+        [this](std::uint32_t a, std::uint32_t b2) { return candidates_[a].index < candidates_[b2].index; });
+
+    // Entities still waiting to enter keep the tick they started waiting at.
+    waiting_.clear();
+    {
+        std::size_t s = 0;
+        for (const auto& w : next_waiting_) {
+            while (s < selected_entering_.size() && candidates_[selected_entering_[s]].index < w.index) {
+                ++s;
+            }
+            if (s < selected_entering_.size() && candidates_[selected_entering_[s]].index == w.index) {
+                continue;
+            }
+            waiting_.push_back(w);
+        }
+    }
+
+    // The new view, and the lists.
+    view_frame frame;
+    frame.tick = tick;
+    frame.tables_version = encoder.tables_version();
+    frame.entries.reserve(base_entries.size() + selected_entering_.size());
+    entered_.clear();
+    refreshed_.clear();
+    deferred_.clear();
+    changed_.clear();
+    const auto shown_term = [&](const view_entry& e) {
+        const auto* value = rows.at(e.index, e.tick);
+        const bool extrapolates = layout.extrapolates(e.tick, e.previous, tick);
+        const auto* previous = extrapolates ? rows.at(e.index, e.previous) : nullptr;
+        layout.reference(value, previous, tick - e.tick, extrapolates ? e.tick - e.previous : 0,
+                         reference_.data());
+        return layout.checksum_term(rows.weights(), e.index, e.generation, reference_.data());
+    };
+    std::size_t s = 0;
+    const auto push_entered = [&](const candidate& c) {
+        frame.entries.push_back(view_entry{c.index, c.generation, tick, no_tick, tick, rows.term(c.index)});
+        entered_.push_back(c.index);
+    };
+    for (std::size_t p = 0; p < base_entries.size(); ++p) {
+        const auto& e = base_entries[p];
+        while (s < selected_entering_.size() && candidates_[selected_entering_[s]].index <= e.index) {
+            push_entered(candidates_[selected_entering_[s++]]);
+        }
+        switch (action_[p]) {
+        case gone:
+            break;
+        case deferred: {
+            // It keeps its last value; the client shows that value's reference at this tick.
+            auto kept = e;
+            kept.term = shown_term(e);
+            frame.entries.push_back(kept);
+            deferred_.push_back(static_cast<std::uint32_t>(p));
+            break;
+        }
+        case refreshed:
+            frame.entries.push_back(
+                view_entry{e.index, e.generation, tick, no_tick, tick, rows.term(e.index)});
+            refreshed_.push_back(static_cast<std::uint32_t>(p));
+            break;
+        case changed:
+            frame.entries.push_back(
+                view_entry{e.index, e.generation, tick, e.tick, tick, rows.term(e.index)});
+            changed_.push_back(static_cast<std::uint32_t>(p));
+            break;
+        default: // advance: its value now is its reference, exactly
+            frame.entries.push_back(
+                view_entry{e.index, e.generation, tick, e.tick, e.sent, rows.term(e.index)});
+            break;
+        }
+    }
+    while (s < selected_entering_.size()) {
+        push_entered(candidates_[selected_entering_[s++]]);
+    }
+    // An index may leave (old occupant) and enter (new one) at once: the entry order stays by index
+    // because the left entry is not kept.
+    std::uint64_t checksum = 0;
+    for (const auto& e : frame.entries) {
+        checksum += e.term;
+    }
+    frame.checksum = checksum;
+
+    // The body (docs/protocol.md, "Interest-managed snapshots").
+    auto& body = body_;
+    body.clear();
+    const bool tables_follow = base == nullptr || base->tables_version != frame.tables_version;
+    body.put_bit(tables_follow);
+    if (tables_follow) {
+        encoder.tables().write(layout, body);
+    }
+    write_ascending(body, left_, gaps_);
+    for (const auto destroyed : left_destroyed_) {
+        body.put_bit(destroyed != 0);
+    }
+    write_ascending(body, entered_, gaps_);
+    write_ascending(body, refreshed_, gaps_);
+    write_ascending(body, deferred_, gaps_);
+    write_ascending(body, changed_, gaps_);
+    std::size_t shared = 0;
+    const auto copy = [&](const entity_code& code) {
+        body.append(encoder.arena(), code.offset, code.bits);
+        shared += code.bits;
+    };
+    for (const auto id : selected_entering_) {
+        copy(candidates_[id].code);
+    }
+    // Refreshed and changed codes in position order: the candidates of the base are in position order.
+    for (const auto& c : candidates_) {
+        if (c.what == kind::refresh && action_[c.position] == refreshed) {
+            copy(c.code);
+        }
+    }
+    for (const auto& c : candidates_) {
+        if (c.what == kind::update && action_[c.position] == changed) {
+            copy(c.code);
+        }
+    }
+    encoder.count_copied(shared);
+
+    auto& snapshot = *out.mutable_view_snapshot();
+    snapshot.Clear();
+    snapshot.set_tick(tick);
+    const std::uint32_t gap = base == nullptr ? 0 : tick - 1 - base->tick;
+    snapshot.set_full_state(base == nullptr);
+    snapshot.set_baseline_gap(gap);
+    snapshot.set_time_offset_us(time_offset_us);
+    auto* bytes = snapshot.mutable_body();
+    bytes->clear();
+    body.append_to(*bytes);
+    const bool has_checksum = base == nullptr || base->checksum != checksum;
+    if (has_checksum) {
+        snapshot.set_checksum(checksum);
+    }
+    snapshot.set_check(view_header_check(tick, base == nullptr, has_checksum, gap, time_offset_us,
+                                         static_cast<std::uint32_t>(bytes->size()), checksum));
+
+    report.view_size = frame.entries.size();
+    report.left = left_.size();
+    report.entered = entered_.size();
+    report.changed = changed_.size();
+    report.refreshed = refreshed_.size();
+    report.deferred = deferred_.size();
+    report.waiting = waiting_.size();
+    report.body_bits = body.bit_size();
+    report.shared_bits = shared;
+
+    frames_.push_back(std::move(frame));
+    while (frames_.size() > max_frames_) {
+        if (acked_ && frames_.front().tick == *acked_) {
+            acked_.reset(); // the client is far behind: its next snapshot is a full state
+        }
+        frames_.pop_front();
+    }
+    return report;
+}
+
+} // namespace ecsnet::proto

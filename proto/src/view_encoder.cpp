@@ -1,0 +1,98 @@
+#include "ecsnet/proto/view_encoder.hpp"
+
+#include "ecsnet/proto/view_coding.hpp"
+
+namespace ecsnet::proto {
+
+namespace {
+
+// row() is cached under a base tick no update uses.
+constexpr tick_type whole_row = no_tick - 1;
+
+} // namespace
+
+view_encoder::view_encoder(const row_history& rows, view_encoder_options options)
+    : rows_{&rows}
+    , chooser_{rows.layout(), options.tables_period}
+    , reference_(rows.layout().width()) {}
+
+void view_encoder::begin_tick() {
+    tick_ = rows_->tick();
+    chooser_.next(rows_->max_values());
+    arena_.clear();
+    cache_.clear();
+}
+
+const entity_code* view_encoder::find(std::uint32_t index, tick_type base, tick_type previous) {
+    ++stats_.lookups;
+    if (index >= heads_.size()) {
+        heads_.resize(std::max<std::size_t>(std::size_t{index} + 1, heads_.size() * 2));
+        return nullptr;
+    }
+    const auto& h = heads_[index];
+    if (h.tick != tick_) {
+        return nullptr;
+    }
+    for (auto at = h.first; at != none; at = cache_[at].next) {
+        const auto& c = cache_[at];
+        if (c.base == base && c.previous == previous) {
+            ++stats_.hits;
+            return &c.code;
+        }
+    }
+    return nullptr;
+}
+
+entity_code& view_encoder::insert(std::uint32_t index, tick_type base, tick_type previous) {
+    auto& h = heads_[index];
+    if (h.tick != tick_) {
+        h.tick = tick_;
+        h.first = none;
+    }
+    cache_.push_back(cached{base, previous, {}, h.first});
+    h.first = static_cast<std::uint32_t>(cache_.size() - 1);
+    return cache_.back().code;
+}
+
+entity_code view_encoder::update(std::uint32_t index, tick_type base, tick_type previous) {
+    const auto& layout = rows_->layout();
+    // A previous value that extrapolation does not use does not make another code.
+    if (!layout.extrapolates(base, previous, tick_)) {
+        previous = no_tick;
+    }
+    if (const auto* hit = find(index, base, previous)) {
+        return *hit;
+    }
+    auto& code = insert(index, base, previous);
+    const auto* base_row = rows_->at(index, base);
+    const auto* previous_row = previous == no_tick ? nullptr : rows_->at(index, previous);
+    if (base_row == nullptr || (previous != no_tick && previous_row == nullptr)) {
+        code.forgotten = true;
+        return code;
+    }
+    layout.reference(base_row, previous_row, tick_ - base, previous == no_tick ? 0 : base - previous,
+                     reference_.data());
+    const auto start = arena_.bit_size();
+    code.offset = static_cast<std::uint32_t>(start);
+    code.exact = !write_entity_update(layout, chooser_.current(), base_row, reference_.data(),
+                                      rows_->current(index), arena_, &chooser_);
+    code.bits = static_cast<std::uint32_t>(arena_.bit_size() - start);
+    stats_.bits_coded += code.bits;
+    return code;
+}
+
+entity_code view_encoder::row(std::uint32_t index) {
+    if (const auto* hit = find(index, whole_row, no_tick)) {
+        return *hit;
+    }
+    auto& code = insert(index, whole_row, no_tick);
+    const auto start = arena_.bit_size();
+    code.offset = static_cast<std::uint32_t>(start);
+    write_entity_row(rows_->layout(), chooser_.current(), rows_->generation(index), rows_->current(index),
+                     arena_, &chooser_);
+    code.bits = static_cast<std::uint32_t>(arena_.bit_size() - start);
+    stats_.bits_coded += code.bits;
+    return code;
+}
+
+} // namespace ecsnet::proto

@@ -1,0 +1,557 @@
+#include "ecsnet/proto/view_mirror.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+
+#include "ecsnet/proto/bit_lists.hpp"
+#include "ecsnet/proto/client_view.hpp"
+#include "ecsnet/proto/envelope.hpp"
+#include "ecsnet/proto/view_coding.hpp"
+
+namespace ecsnet::proto {
+
+namespace {
+
+enum action : std::uint8_t { advance = 0, deferred = 1, changed = 2, refreshed = 3, gone = 4 };
+
+bool mark(std::vector<std::uint8_t>& actions, const std::vector<std::uint32_t>& positions, action what) {
+    for (const auto p : positions) {
+        if (actions[p] != advance) {
+            return false;
+        }
+        actions[p] = what;
+    }
+    return true;
+}
+
+} // namespace
+
+view_mirror::view_mirror(const schema& schema, view_mirror_options options)
+    : schema_{&schema}
+    , options_{options}
+    , layout_{schema.layout()}
+    , weights_{schema.layout()}
+    , reference_(layout_.width()) {
+    if (options_.depth < 2) {
+        throw std::invalid_argument("a view mirror keeps at least 2 views");
+    }
+    if (options_.tick_rate == 0) {
+        throw std::invalid_argument("tick rate must be positive");
+    }
+    if (schema.size() > max_view_components) {
+        throw std::invalid_argument("interest-managed views support at most 64 components");
+    }
+    registry_.prepare<net_id>();
+}
+
+void view_mirror::welcome(const v1::ServerWelcome& welcome) {
+    if (welcome.tick_rate() != 0) {
+        options_.tick_rate = welcome.tick_rate();
+    }
+}
+
+result<applied_snapshot> view_mirror::refuse(errc code, std::string message, bool need_full) {
+    if (need_full) {
+        full_state_needed_ = true;
+    }
+    return make_error(code, std::move(message));
+}
+
+std::optional<tick_type> view_mirror::newest_tick() const noexcept {
+    if (frames_.empty()) {
+        return std::nullopt;
+    }
+    return frames_.back().tick;
+}
+
+v1::Ack view_mirror::make_ack() const {
+    v1::Ack ack;
+    if (!frames_.empty()) {
+        ack.set_tick(frames_.back().tick);
+    }
+    ack.set_full_state_requested(full_state_needed_ || frames_.empty());
+    return ack;
+}
+
+const view_mirror::frame* view_mirror::find_frame(tick_type tick) const noexcept {
+    for (auto it = frames_.rbegin(); it != frames_.rend(); ++it) {
+        if (it->tick == tick) {
+            return &*it;
+        }
+        if (it->tick < tick) {
+            break;
+        }
+    }
+    return nullptr;
+}
+
+entity view_mirror::find(net_entity id) const noexcept {
+    if (id.index >= locals_.size() || local_generations_[id.index] != id.generation) {
+        return null_entity;
+    }
+    return locals_[id.index];
+}
+
+entity view_mirror::find_index(std::uint32_t index) const noexcept {
+    return index < locals_.size() ? locals_[index] : null_entity;
+}
+
+std::optional<net_entity> view_mirror::net_of(entity local) const noexcept {
+    if (!registry_.valid(local)) {
+        return std::nullopt;
+    }
+    const auto* id = registry_.try_get<net_id>(local);
+    if (id == nullptr) {
+        return std::nullopt;
+    }
+    return id->id;
+}
+
+removal_reason view_mirror::removal_reason_of(entity local) const noexcept {
+    return local == removing_ ? removing_reason_ : removal_reason::none;
+}
+
+std::size_t view_mirror::size() const noexcept {
+    return frames_.empty() ? 0 : frames_.back().entries.size();
+}
+
+std::vector<std::pair<net_entity, std::vector<std::uint32_t>>> view_mirror::contents() const {
+    std::vector<std::pair<net_entity, std::vector<std::uint32_t>>> out;
+    if (frames_.empty()) {
+        return out;
+    }
+    const auto& f = frames_.back();
+    const auto width = layout_.width();
+    for (std::size_t i = 0; i < f.entries.size(); ++i) {
+        const auto* row = f.shown.data() + i * width;
+        out.emplace_back(net_entity{f.entries[i].index, f.entries[i].generation},
+                         std::vector<std::uint32_t>(row, row + width));
+    }
+    return out;
+}
+
+std::uint64_t view_mirror::checksum_of(const frame& f) const {
+    std::uint64_t sum = 0;
+    const auto width = layout_.width();
+    for (std::size_t i = 0; i < f.entries.size(); ++i) {
+        sum += layout_.checksum_term(weights_, f.entries[i].index, f.entries[i].generation,
+                                     f.shown.data() + i * width);
+    }
+    return sum;
+}
+
+bool view_mirror::verify() const {
+    if (frames_.empty()) {
+        return true;
+    }
+    const auto& f = frames_.back();
+    if (checksum_of(f) != f.checksum) {
+        return false;
+    }
+    // And the registry shows exactly the frame.
+    std::vector<std::uint32_t> values(layout_.width());
+    for (std::size_t i = 0; i < f.entries.size(); ++i) {
+        const auto local = find(net_entity{f.entries[i].index, f.entries[i].generation});
+        if (local == null_entity) {
+            return false;
+        }
+        const auto* shown = f.shown.data() + i * layout_.width();
+        for (std::size_t c = 0; c < schema_->size(); ++c) {
+            const auto& codec = schema_->codec(c);
+            if (row_layout::has(shown, c) != codec.contained(registry_, local)) {
+                return false;
+            }
+            if (row_layout::has(shown, c)) {
+                codec.quantize_one(registry_, local, values.data());
+                if (std::memcmp(values.data(), shown + layout_.offset(c), layout_.fields(c) * 4) != 0) {
+                    return false;
+                }
+            }
+        }
+    }
+    return true;
+}
+
+void view_mirror::clear() {
+    if (!frames_.empty()) {
+        for (const auto& e : frames_.back().entries) {
+            if (const auto local = find(net_entity{e.index, e.generation}); local != null_entity) {
+                removing_ = local;
+                removing_reason_ = removal_reason::out_of_relevancy;
+                registry_.destroy(local);
+            }
+        }
+    }
+    removing_ = null_entity;
+    removing_reason_ = removal_reason::none;
+    std::fill(locals_.begin(), locals_.end(), null_entity);
+    std::fill(local_generations_.begin(), local_generations_.end(), 0U);
+    frames_.clear();
+    full_state_needed_ = false;
+}
+
+result<applied_snapshot> view_mirror::apply_envelope(std::string_view envelope_bytes) {
+    auto& envelope = envelope_;
+    if (auto decoded = decode_envelope(envelope_bytes, envelope); !decoded) {
+        return decoded.error_value();
+    }
+    if (envelope.message_case() != v1::Envelope::kViewSnapshot) {
+        return make_error(errc::unexpected_message,
+                          "expected a view snapshot, got " + std::string{message_name(envelope)});
+    }
+    if (envelope.ByteSizeLong() != envelope_bytes.size()) {
+        return make_error(errc::malformed_message, "view snapshot envelope not in canonical form");
+    }
+    serialize_into(envelope, canonical_);
+    if (canonical_ != envelope_bytes) {
+        return make_error(errc::malformed_message, "view snapshot envelope not in canonical form");
+    }
+    return apply(envelope.view_snapshot());
+}
+
+result<applied_snapshot> view_mirror::apply(const v1::ViewSnapshot& s) {
+    applied_snapshot report;
+    const tick_type tick = s.tick();
+    if (!frames_.empty() && tick <= frames_.back().tick) {
+        return refuse(errc::stale_snapshot,
+                      "view of tick " + std::to_string(tick) + " is not newer than " +
+                          std::to_string(frames_.back().tick),
+                      false);
+    }
+    if (!s.has_check() || s.check() > 0xFFFFU) {
+        return refuse(errc::bad_header, "view snapshot without a valid header check", false);
+    }
+    const bool full = s.full_state();
+    const auto gap = s.baseline_gap();
+    if (full && (gap != 0 || !s.has_checksum())) {
+        return refuse(errc::bad_header, "a full view has a checksum and no baseline gap", false);
+    }
+    const frame* base = nullptr;
+    if (!full) {
+        if (gap >= tick) {
+            return refuse(errc::bad_header, "baseline gap beyond tick 0", false);
+        }
+        base = find_frame(tick - 1 - gap);
+        if (base == nullptr) {
+            return refuse(errc::unknown_baseline,
+                          "view of tick " + std::to_string(tick) + " is based on tick " +
+                              std::to_string(tick - 1 - gap) + ", which this client does not keep",
+                          true);
+        }
+    }
+    const std::uint64_t expected = s.has_checksum() ? s.checksum() : base->checksum;
+    const auto& body = s.body();
+    if (view_header_check(tick, full, s.has_checksum(), gap, s.time_offset_us(),
+                          static_cast<std::uint32_t>(body.size()), expected) != s.check()) {
+        return refuse(errc::header_check_failed, "view snapshot header check failed", false);
+    }
+
+    // ---- the body ----
+    bit_reader in{body};
+    auto& next = scratch_;
+    const std::size_t base_size = base != nullptr ? base->entries.size() : 0;
+    const std::uint64_t max_position = base_size == 0 ? 0 : base_size - 1;
+    if (in.get_bit()) {
+        if (!next.tables.read(layout_, in)) {
+            return refuse(errc::malformed_columns, "bad view tables", false);
+        }
+    } else if (base != nullptr) {
+        next.tables = base->tables;
+    } else {
+        return refuse(errc::malformed_columns, "a full view without its tables", false);
+    }
+    if (!read_ascending(in, left_, base_size, max_position)) {
+        return refuse(errc::malformed_columns, "bad list of entities that left", false);
+    }
+    destroyed_.resize(left_.size());
+    for (auto& d : destroyed_) {
+        d = in.get_bit() ? 1 : 0;
+    }
+    if (!read_ascending(in, entered_, options_.max_entities, max_net_index) ||
+        !read_ascending(in, refreshed_, base_size, max_position) ||
+        !read_ascending(in, deferred_, base_size, max_position) ||
+        !read_ascending(in, changed_, base_size, max_position)) {
+        return refuse(errc::malformed_columns, "bad entity lists", false);
+    }
+    action_.assign(base_size, advance);
+    if (!mark(action_, left_, gone) || !mark(action_, refreshed_, refreshed) ||
+        !mark(action_, deferred_, deferred) || !mark(action_, changed_, changed)) {
+        return refuse(errc::inconsistent_delta, "an entity is in two lists of one view", false);
+    }
+    if (base_size - left_.size() + entered_.size() > options_.max_entities) {
+        return refuse(errc::limit_exceeded, "view larger than the entity limit", false);
+    }
+    const auto width = layout_.width();
+    // Rows read: entered, then refreshed, then changed.
+    rows_.resize((entered_.size() + refreshed_.size() + changed_.size()) * width);
+    generations_.resize(entered_.size() + refreshed_.size());
+    std::size_t row = 0;
+    for (std::size_t i = 0; i < entered_.size(); ++i, ++row) {
+        if (!read_entity_row(layout_, next.tables, in, generations_[row], rows_.data() + row * width)) {
+            return refuse(errc::malformed_columns, "bad entering entity", false);
+        }
+    }
+    for (std::size_t i = 0; i < refreshed_.size(); ++i, ++row) {
+        if (!read_entity_row(layout_, next.tables, in, generations_[row], rows_.data() + row * width) ||
+            generations_[row] != base->entries[refreshed_[i]].generation) {
+            return refuse(errc::malformed_columns, "bad refreshed entity", false);
+        }
+    }
+    // The reference of a base entry at this tick.
+    const auto reference_of = [&](std::size_t p) {
+        const auto& e = base->entries[p];
+        const bool x = layout_.extrapolates(e.tick, e.previous, tick);
+        layout_.reference(base->values.data() + p * width, x ? base->previous.data() + p * width : nullptr,
+                          tick - e.tick, x ? e.tick - e.previous : 0, reference_.data());
+    };
+    for (std::size_t i = 0; i < changed_.size(); ++i, ++row) {
+        reference_of(changed_[i]);
+        if (!read_entity_update(layout_, next.tables, base->values.data() + changed_[i] * width,
+                                reference_.data(), in, rows_.data() + row * width)) {
+            return refuse(errc::malformed_columns, "bad entity update", false);
+        }
+    }
+    if (!in.at_padded_end()) {
+        return refuse(errc::malformed_columns, "bits left after the view's last entity", false);
+    }
+
+    // ---- the new view ----
+    next.tick = tick;
+    next.entries.clear();
+    next.values.clear();
+    next.previous.clear();
+    next.shown.clear();
+    const auto push = [&](const entry& e, const std::uint32_t* values, const std::uint32_t* previous,
+                          const std::uint32_t* shown) {
+        next.entries.push_back(e);
+        next.values.insert(next.values.end(), values, values + width);
+        if (previous != nullptr) {
+            next.previous.insert(next.previous.end(), previous, previous + width);
+        } else {
+            next.previous.resize(next.previous.size() + width, 0);
+        }
+        next.shown.insert(next.shown.end(), shown, shown + width);
+    };
+    std::size_t in_entered = 0;
+    std::size_t in_refreshed = 0;
+    std::size_t in_changed = 0;
+    const auto enter_until = [&](std::uint32_t index, bool inclusive) {
+        while (in_entered < entered_.size() &&
+               (entered_[in_entered] < index || (inclusive && entered_[in_entered] == index))) {
+            const auto* r = rows_.data() + in_entered * width;
+            push(entry{entered_[in_entered], generations_[in_entered], tick, no_tick}, r, nullptr, r);
+            ++in_entered;
+        }
+    };
+    for (std::size_t p = 0; p < base_size; ++p) {
+        const auto& e = base->entries[p];
+        const auto* values = base->values.data() + p * width;
+        // An index leaving (its old occupant) may enter again (a new one): after the left entry.
+        enter_until(e.index, action_[p] == gone);
+        if (in_entered < entered_.size() && entered_[in_entered] == e.index) {
+            return refuse(errc::inconsistent_delta,
+                          "entity " + std::to_string(e.index) + " enters a view that holds it", false);
+        }
+        switch (action_[p]) {
+        case gone:
+            break;
+        case deferred:
+            reference_of(p);
+            push(e, values, base->previous.data() + p * width, reference_.data());
+            break;
+        case refreshed: {
+            const auto* r = rows_.data() + (entered_.size() + in_refreshed++) * width;
+            push(entry{e.index, e.generation, tick, no_tick}, r, nullptr, r);
+            break;
+        }
+        case changed: {
+            const auto* r = rows_.data() + (entered_.size() + refreshed_.size() + in_changed++) * width;
+            push(entry{e.index, e.generation, tick, e.tick}, r, values, r);
+            break;
+        }
+        default:
+            reference_of(p);
+            push(entry{e.index, e.generation, tick, e.tick}, reference_.data(), values, reference_.data());
+            break;
+        }
+    }
+    enter_until(0xFFFFFFFFU, true);
+    for (std::size_t i = 0; i < next.entries.size(); ++i) {
+        if (layout_.empty(next.shown.data() + i * width)) {
+            return refuse(errc::inconsistent_delta, "an entity of the view has no component", false);
+        }
+    }
+    next.checksum = checksum_of(next);
+    if (next.checksum != expected) {
+        return refuse(errc::checksum_mismatch,
+                      "view of tick " + std::to_string(tick) + " differs from the server's (checksum)", true);
+    }
+    next.server_time_us = static_cast<std::uint64_t>(std::uint64_t{tick} * 1000000ULL / options_.tick_rate +
+                                                     static_cast<std::uint64_t>(s.time_offset_us()));
+
+    // ---- only now: the registry ----
+    left_reason_.resize(std::max<std::size_t>(left_reason_.size(), locals_.size()), removal_reason::none);
+    for (std::size_t i = 0; i < left_.size(); ++i) {
+        const auto index = base->entries[left_[i]].index;
+        if (index < left_reason_.size()) {
+            left_reason_[index] =
+                destroyed_[i] != 0 ? removal_reason::destroyed : removal_reason::out_of_relevancy;
+        }
+    }
+    const frame* from = frames_.empty() ? nullptr : &frames_.back();
+    update_registry(from, next, report);
+    for (std::size_t i = 0; i < left_.size(); ++i) {
+        const auto index = base->entries[left_[i]].index;
+        if (index < left_reason_.size()) {
+            left_reason_[index] = removal_reason::none;
+        }
+    }
+
+    report.tick = tick;
+    report.server_time_us = next.server_time_us;
+    report.full_state = full;
+    if (base != nullptr) {
+        report.baseline = base->tick;
+    }
+    const auto base_tick = base != nullptr ? std::optional{base->tick} : std::nullopt;
+    // Keep the new view; drop those older than its base (a base only moves forward), and the oldest
+    // beyond the depth. Dropped frames' buffers are reused.
+    frame spare;
+    frames_.push_back(std::move(next));
+    if (base_tick) {
+        while (!frames_.empty() && frames_.front().tick < *base_tick) {
+            spare = std::move(frames_.front());
+            frames_.pop_front();
+        }
+    }
+    while (frames_.size() > options_.depth) {
+        spare = std::move(frames_.front());
+        frames_.pop_front();
+    }
+    scratch_ = std::move(spare);
+    full_state_needed_ = false;
+    return report;
+}
+
+void view_mirror::write_row(entity local, const std::uint32_t* before, const std::uint32_t* after) {
+    for (std::size_t c = 0; c < schema_->size(); ++c) {
+        const bool had = before != nullptr && row_layout::has(before, c);
+        const bool has = row_layout::has(after, c);
+        const auto& codec = schema_->codec(c);
+        if (has) {
+            const auto* values = after + layout_.offset(c);
+            if (!had || std::memcmp(values, before + layout_.offset(c), layout_.fields(c) * 4) != 0) {
+                codec.write(registry_, local, values);
+            }
+        } else if (had) {
+            codec.remove(registry_, local);
+        }
+    }
+}
+
+void view_mirror::update_registry(const frame* from, const frame& to, applied_snapshot& report) {
+    const auto width = layout_.width();
+    if (!to.entries.empty() && to.entries.back().index >= locals_.size()) {
+        locals_.resize(std::size_t{to.entries.back().index} + 1, null_entity);
+        local_generations_.resize(locals_.size(), 0);
+        left_reason_.resize(locals_.size(), removal_reason::none);
+    }
+    static const std::vector<entry> no_entries;
+    const auto& old_entries = from != nullptr ? from->entries : no_entries;
+    std::vector<std::pair<entity, net_entity>> created;
+    std::size_t i = 0;
+    std::size_t j = 0;
+    const auto destroy = [&](const entry& e) {
+        const auto local = locals_[e.index];
+        if (local != null_entity && registry_.valid(local)) {
+            removing_ = local;
+            const auto reason = left_reason_[e.index];
+            removing_reason_ = reason == removal_reason::none ? removal_reason::out_of_relevancy : reason;
+            registry_.destroy(local);
+            removing_ = null_entity;
+            removing_reason_ = removal_reason::none;
+            ++report.entities_destroyed;
+        }
+        locals_[e.index] = null_entity;
+        local_generations_[e.index] = 0;
+    };
+    const auto create = [&](const entry& e, const std::uint32_t* shown) {
+        const auto local = registry_.create();
+        locals_[e.index] = local;
+        local_generations_[e.index] = e.generation;
+        write_row(local, nullptr, shown);
+        created.emplace_back(local, net_entity{e.index, e.generation});
+        ++report.entities_created;
+    };
+    while (i < old_entries.size() || j < to.entries.size()) {
+        const auto old_index = i < old_entries.size() ? old_entries[i].index : 0xFFFFFFFFU;
+        const auto new_index = j < to.entries.size() ? to.entries[j].index : 0xFFFFFFFFU;
+        if (old_index < new_index) {
+            destroy(old_entries[i++]);
+        } else if (new_index < old_index) {
+            create(to.entries[j], to.shown.data() + j * width);
+            ++j;
+        } else if (old_entries[i].generation != to.entries[j].generation) {
+            destroy(old_entries[i++]);
+            create(to.entries[j], to.shown.data() + j * width);
+            ++j;
+        } else {
+            const auto* before = from->shown.data() + i * width;
+            const auto* after = to.shown.data() + j * width;
+            if (!layout_.equal(before, after)) {
+                write_row(locals_[to.entries[j].index], before, after);
+                ++report.components_written;
+            }
+            ++i;
+            ++j;
+        }
+    }
+    // Arrivals are announced once their components are in place.
+    for (const auto& [local, id] : created) {
+        registry_.emplace<net_id>(local, net_id{id});
+    }
+}
+
+void view_mirror::to_state(replicated_state& out) const {
+    out.reset(schema_->layout());
+    if (frames_.empty()) {
+        return;
+    }
+    const auto& f = frames_.back();
+    const auto width = layout_.width();
+    out.tick = f.tick;
+    out.checksum = f.checksum;
+    out.server_time_us = f.server_time_us;
+    std::vector<std::uint32_t> ids;
+    for (const auto& e : f.entries) {
+        out.entities.push_back(e.index);
+        out.generations.push_back(e.generation);
+    }
+    for (std::size_t c = 0; c < schema_->size(); ++c) {
+        auto& component = out.components[c];
+        ids.clear();
+        for (std::size_t i = 0; i < f.entries.size(); ++i) {
+            if (row_layout::has(f.shown.data() + i * width, c)) {
+                ids.push_back(f.entries[i].index);
+            }
+        }
+        component.ids_are_entities = ids.size() == f.entries.size();
+        if (!component.ids_are_entities) {
+            component.own_ids.append(ids.begin(), ids.end());
+        }
+        for (std::size_t fi = 0; fi < layout_.fields(c); ++fi) {
+            auto& column = component.fields[fi];
+            column.resize(ids.size());
+            std::size_t k = 0;
+            for (std::size_t i = 0; i < f.entries.size(); ++i) {
+                const auto* row = f.shown.data() + i * width;
+                if (row_layout::has(row, c)) {
+                    column.set(k++, row[layout_.offset(c) + fi]);
+                }
+            }
+        }
+    }
+}
+
+} // namespace ecsnet::proto
