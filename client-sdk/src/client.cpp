@@ -51,8 +51,9 @@ std::string ms(std::chrono::milliseconds d) {
     return std::to_string(d.count()) + " ms";
 }
 
-// The first byte of an Envelope holding a Snapshot: field 1, length-delimited.
+// The first byte of an Envelope holding a Snapshot (field 1) or a ViewSnapshot (field 9), length-delimited.
 constexpr char snapshot_tag = 0x0A;
+constexpr char view_snapshot_tag = 0x4A;
 
 } // namespace
 
@@ -67,7 +68,10 @@ public:
         , queued_apply_{!external && options_.mode == threading::own_thread}
         , schema_{&schema}
         , strand_{asio::make_strand(io)}
-        , mirror_{schema, proto::mirror_options{std::max<std::size_t>(options_.mirror_depth, 2)}}
+        , world_mirror_{schema, registry_,
+                        proto::mirror_options{std::max<std::size_t>(options_.mirror_depth, 2)}}
+        , view_mirror_{schema, registry_,
+                       proto::view_mirror_options{std::max<std::size_t>(options_.mirror_depth, 2)}}
         , interpolation_{options_.interpolation_states}
         , resolver_{strand_}
         , socket_{strand_}
@@ -265,12 +269,17 @@ public:
 
     // ---- apply side (mirror, interpolation buffer; see client.hpp "Thread safety")
     // ------------------------------
-    proto::mirror mirror_;
+    ecsnet::registry registry_;
+    // Whole-world snapshots or interest-managed views, as the server's welcome says; one registry for both.
+    proto::mirror world_mirror_;
+    proto::view_mirror view_mirror_;
+    proto::replica* mirror_{&world_mirror_};
     state_buffer interpolation_;
     std::optional<proto::net_entity> own_net_;
     std::uint32_t client_id_{};
     std::uint32_t tick_rate_{30};
     std::uint64_t epoch_unix_us_{};
+    bool interest_managed_{false};
 
 private:
     // What the network thread hands to poll() in own_thread mode.
@@ -366,7 +375,9 @@ private:
         socket_.set_option(asio::ip::tcp::no_delay{true}, ignored);
         set_state(client_state::handshaking);
         last_receive_ = steady::now();
-        send(proto::make_client_hello(schema_->layout(), options_.connect_token, options_.name));
+        auto hello = proto::make_client_hello(schema_->layout(), options_.connect_token, options_.name);
+        hello.mutable_client_hello()->set_max_receive_kbps(options_.max_receive_kbps);
+        send(hello);
         handshake_timer_.expires_after(options_.handshake_timeout);
         handshake_timer_.async_wait(guarded([](core& self, const asio::error_code& ec) {
             if (!ec && self.phase_ == client_state::handshaking) {
@@ -402,7 +413,8 @@ private:
         const auto session = session_;
         const auto status = decoder_.feed(
             std::string_view{read_buffer_.data(), count}, [this, session](std::string_view payload) {
-                if (!payload.empty() && payload.front() == snapshot_tag) {
+                if (!payload.empty() &&
+                    (payload.front() == snapshot_tag || payload.front() == view_snapshot_tag)) {
                     on_snapshot_frame(payload);
                     return active_ && session == session_;
                 }
@@ -429,6 +441,7 @@ private:
             on_welcome(*message.mutable_server_welcome());
             return;
         case v1::Envelope::kSnapshot:
+        case v1::Envelope::kViewSnapshot:
             // Not in the canonical form snapshots are serialized in (they start with their tag).
             end(reason_type::protocol_error, false, "snapshot envelope not in canonical form", true);
             return;
@@ -699,8 +712,12 @@ private:
 
     void apply_welcome(std::uint64_t session, const v1::ServerWelcome& welcome) {
         apply_session_ = session;
-        mirror_.clear();
-        mirror_.welcome(welcome);
+        thin_newest_.reset();
+        world_mirror_.clear();
+        view_mirror_.clear();
+        mirror_ = welcome.interest_managed() ? static_cast<proto::replica*>(&view_mirror_) : &world_mirror_;
+        mirror_->welcome(welcome);
+        interest_managed_ = welcome.interest_managed();
         interpolation_.clear();
         client_id_ = welcome.client_id();
         tick_rate_ = welcome.tick_rate();
@@ -719,37 +736,23 @@ private:
         if (session != apply_session_) {
             return; // queued before a reconnect
         }
-        auto applied = mirror_.apply_envelope(envelope);
+        if (options_.thin) {
+            ack_thin(session, envelope);
+            return;
+        }
+        auto applied = mirror_->apply_envelope(envelope);
         if (!applied && (applied.code() == proto::errc::malformed_message ||
                          applied.code() == proto::errc::empty_envelope ||
                          applied.code() == proto::errc::unexpected_message)) {
-            // Not a snapshot at all: the server is broken, not the delta.
-            run_on_strand([self = shared_from_this(), session, message = std::string{applied.message()}] {
-                if (session == self->session_) {
-                    self->end(reason_type::protocol_error, false, "bad snapshot from the server: " + message,
-                              true);
-                }
-            });
+            fail_on_bad_snapshot(session, std::string{applied.message()});
             return;
         }
-        const auto local_now = steady::now();
         if (applied) {
             const auto& report = applied.value();
-            const auto server_time = static_cast<std::int64_t>(report.server_time_us);
-            if (const auto* newest = mirror_.newest_state()) {
+            if (const auto* newest = interpolation_.capacity() > 0 ? mirror_->newest_state() : nullptr) {
                 interpolation_.push(*newest);
             }
-            ++applied_;
-            ++applied_since_poll_;
-            std::lock_guard lock{status_mutex_};
-            ++stats_.snapshots_applied;
-            stats_.full_states_received += report.full_state ? 1 : 0;
-            stats_.newest_tick = report.tick;
-            stats_.newest_tick_server_time_us = server_time;
-            stats_.newest_tick_server_unix_us = epoch_unix_us_ + report.server_time_us;
-            stats_.newest_tick_applied_unix_us = unix_us_now();
-            snapshots_.add(1.0, local_now);
-            clock_.on_snapshot(server_time, local_us(local_now));
+            count_applied(report.tick, report.server_time_us, report.full_state);
         } else {
             std::lock_guard lock{status_mutex_};
             ++stats_.snapshots_refused;
@@ -758,12 +761,8 @@ private:
         }
         // The Ack: the newest applied tick, or a full-state request when the mirror needs one.
         v1::Envelope ack;
-        *ack.mutable_ack() = mirror_.make_ack();
-        run_on_strand([self = shared_from_this(), ack = std::move(ack), session] {
-            if (self->active_ && session == self->session_ && self->phase_ == client_state::connected) {
-                self->send(ack);
-            }
-        });
+        *ack.mutable_ack() = mirror_->make_ack();
+        send_ack(session, std::move(ack));
         if (applied) {
             std::lock_guard lock{callback_mutex_};
             if (!detached_ && on_snapshot_) {
@@ -775,6 +774,61 @@ private:
                 on_refused_(applied.error_value());
             }
         }
+    }
+
+    // A thin client (client_options::thin) reads a snapshot's header only and acks its tick, as if it had
+    // applied it: the server's work for it is a full client's, the client's is almost none.
+    void ack_thin(std::uint64_t session, std::string_view envelope) {
+        const auto header = proto::peek_snapshot_header(envelope, thin_envelope_);
+        if (!header) {
+            fail_on_bad_snapshot(session, std::string{header.message()});
+            return;
+        }
+        if (thin_newest_ && header->tick <= *thin_newest_) {
+            return; // a stale one: acks only move forward
+        }
+        thin_newest_ = header->tick;
+        const auto server_time_us = static_cast<std::uint64_t>(
+            static_cast<std::int64_t>(std::uint64_t{header->tick} * 1000000ULL / std::max(tick_rate_, 1U)) +
+            header->time_offset_us);
+        count_applied(header->tick, server_time_us, header->full_state);
+        v1::Envelope ack;
+        ack.mutable_ack()->set_tick(header->tick);
+        send_ack(session, std::move(ack));
+    }
+
+    void count_applied(proto::tick_type tick, std::uint64_t server_time_us, bool full_state) {
+        const auto local_now = steady::now();
+        const auto server_time = static_cast<std::int64_t>(server_time_us);
+        ++applied_;
+        ++applied_since_poll_;
+        std::lock_guard lock{status_mutex_};
+        ++stats_.snapshots_applied;
+        stats_.full_states_received += full_state ? 1 : 0;
+        stats_.newest_tick = tick;
+        stats_.newest_tick_server_time_us = server_time;
+        stats_.newest_tick_server_unix_us = epoch_unix_us_ + server_time_us;
+        stats_.newest_tick_applied_unix_us = unix_us_now();
+        snapshots_.add(1.0, local_now);
+        clock_.on_snapshot(server_time, local_us(local_now));
+    }
+
+    void send_ack(std::uint64_t session, v1::Envelope ack) {
+        run_on_strand([self = shared_from_this(), ack = std::move(ack), session] {
+            if (self->active_ && session == self->session_ && self->phase_ == client_state::connected) {
+                self->send(ack);
+            }
+        });
+    }
+
+    void fail_on_bad_snapshot(std::uint64_t session, std::string message) {
+        // Not a snapshot at all: the server is broken, not the delta.
+        run_on_strand([self = shared_from_this(), session, message = std::move(message)] {
+            if (session == self->session_) {
+                self->end(reason_type::protocol_error, false, "bad snapshot from the server: " + message,
+                          true);
+            }
+        });
     }
 
     void notify_disconnected(const disconnect_info& info) {
@@ -831,6 +885,8 @@ private:
 
     // Apply side.
     std::uint64_t apply_session_{0};
+    std::optional<proto::tick_type> thin_newest_;
+    v1::Envelope thin_envelope_;
     std::size_t applied_{};
     std::size_t applied_since_poll_{};
 
@@ -925,20 +981,23 @@ std::size_t client::poll() {
 }
 
 ecsnet::registry& client::registry() noexcept {
-    return core_->mirror_.registry();
+    return core_->registry_;
 }
 const ecsnet::registry& client::registry() const noexcept {
-    return core_->mirror_.registry();
+    return core_->registry_;
 }
-proto::mirror& client::mirror() noexcept {
-    return core_->mirror_;
+proto::replica& client::mirror() noexcept {
+    return *core_->mirror_;
 }
-const proto::mirror& client::mirror() const noexcept {
-    return core_->mirror_;
+const proto::replica& client::mirror() const noexcept {
+    return *core_->mirror_;
+}
+bool client::interest_managed() const noexcept {
+    return core_->interest_managed_;
 }
 
 entity client::own_entity() const noexcept {
-    return core_->own_net_ ? core_->mirror_.find(*core_->own_net_) : null_entity;
+    return core_->own_net_ ? core_->mirror_->find(*core_->own_net_) : null_entity;
 }
 
 std::optional<proto::net_entity> client::own_net_entity() const noexcept {

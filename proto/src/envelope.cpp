@@ -90,6 +90,22 @@ result<void> append_envelope_frame(std::string& out, const v1::Envelope& envelop
     return append_frame(out, encode_envelope(envelope));
 }
 
+result<snapshot_header_view> peek_snapshot_header(std::string_view bytes, v1::Envelope& scratch) {
+    if (auto decoded = decode_envelope(bytes, scratch); !decoded) {
+        return decoded.error_value();
+    }
+    if (scratch.has_snapshot()) {
+        const auto& s = scratch.snapshot();
+        return snapshot_header_view{s.tick(), s.time_offset_us(), s.full_state()};
+    }
+    if (scratch.has_view_snapshot()) {
+        const auto& s = scratch.view_snapshot();
+        return snapshot_header_view{s.tick(), s.time_offset_us(), s.full_state()};
+    }
+    return make_error(errc::unexpected_message,
+                      "expected a snapshot, got " + std::string{message_name(scratch)});
+}
+
 std::string_view message_name(const v1::Envelope& envelope) noexcept {
     switch (envelope.message_case()) {
     case v1::Envelope::kSnapshot:

@@ -8,9 +8,13 @@
 namespace ecsnet::proto {
 
 mirror::mirror(const schema& schema, mirror_options options)
+    : mirror{schema, own_registry_, options} {}
+
+mirror::mirror(const schema& schema, ecsnet::registry& registry, mirror_options options)
     : schema_{&schema}
     , options_{options}
-    , weights_{schema.layout()} {
+    , weights_{schema.layout()}
+    , registry_{registry} {
     if (options_.depth < 2) {
         throw std::invalid_argument("a mirror keeps at least 2 ticks");
     }

@@ -28,10 +28,14 @@ bool mark(std::vector<std::uint8_t>& actions, const std::vector<std::uint32_t>& 
 } // namespace
 
 view_mirror::view_mirror(const schema& schema, view_mirror_options options)
+    : view_mirror{schema, own_registry_, options} {}
+
+view_mirror::view_mirror(const schema& schema, ecsnet::registry& registry, view_mirror_options options)
     : schema_{&schema}
     , options_{options}
     , layout_{schema.layout()}
     , weights_{schema.layout()}
+    , registry_{registry}
     , reference_(layout_.width()) {
     if (options_.depth < 2) {
         throw std::invalid_argument("a view mirror keeps at least 2 views");
@@ -63,6 +67,17 @@ std::optional<tick_type> view_mirror::newest_tick() const noexcept {
         return std::nullopt;
     }
     return frames_.back().tick;
+}
+
+const replicated_state* view_mirror::newest_state() const {
+    if (frames_.empty()) {
+        return nullptr;
+    }
+    if (!columns_valid_) {
+        to_state(columns_);
+        columns_valid_ = true;
+    }
+    return &columns_;
 }
 
 v1::Ack view_mirror::make_ack() const {
@@ -188,6 +203,7 @@ void view_mirror::clear() {
     std::fill(locals_.begin(), locals_.end(), null_entity);
     std::fill(local_generations_.begin(), local_generations_.end(), 0U);
     frames_.clear();
+    columns_valid_ = false;
     full_state_needed_ = false;
 }
 
@@ -430,6 +446,7 @@ result<applied_snapshot> view_mirror::apply(const v1::ViewSnapshot& s) {
         frames_.pop_front();
     }
     scratch_ = std::move(spare);
+    columns_valid_ = false;
     full_state_needed_ = false;
     return report;
 }

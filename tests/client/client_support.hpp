@@ -173,7 +173,7 @@ inline std::size_t expect_checksums_match(const test_server& server,
 
 /// The mirror's registry holds exactly its newest state: every mirrored entity's components re-quantize to
 /// the state's columns, and the registry mirrors as many entities as the state holds.
-inline void expect_registry_matches_newest_state(const proto::mirror& m) {
+inline void expect_registry_matches_newest_state(const proto::replica& m) {
     const auto* state = m.newest_state();
     ASSERT_NE(state, nullptr);
     const auto& schema = m.replicated_schema();

@@ -71,6 +71,7 @@
 #include "ecsnet/proto/mirror.hpp"
 #include "ecsnet/proto/schema.hpp"
 #include "ecsnet/proto/state.hpp"
+#include "ecsnet/proto/view_mirror.hpp"
 
 #include "client_options.hpp"
 #include "disconnect.hpp"
@@ -121,8 +122,12 @@ public:
 
     [[nodiscard]] ecsnet::registry& registry() noexcept;
     [[nodiscard]] const ecsnet::registry& registry() const noexcept;
-    [[nodiscard]] proto::mirror& mirror() noexcept;
-    [[nodiscard]] const proto::mirror& mirror() const noexcept;
+    /// The mirror in use: whole-world snapshots (proto::mirror) or, when the server manages interest, the
+    /// client's view (proto::view_mirror; removal_reason_of() says why an entity left).
+    [[nodiscard]] proto::replica& mirror() noexcept;
+    [[nodiscard]] const proto::replica& mirror() const noexcept;
+    /// Whether the server sends interest-managed views (from its ServerWelcome).
+    [[nodiscard]] bool interest_managed() const noexcept;
     /// The local entity of this client's avatar, or null_entity (none yet, or none given).
     [[nodiscard]] entity own_entity() const noexcept;
     /// The avatar's server identity, from ServerWelcome.

@@ -24,6 +24,13 @@ struct client_options {
 
     threading mode{threading::poll};
 
+    /// A thin client reads only each snapshot's header and acks it, without mirroring anything (load tests:
+    /// the server does a full client's work, the client almost none). registry() stays empty.
+    bool thin{false};
+    /// The most the client wants to receive, kilobits per second (0: the server's default); servers that
+    /// manage interest fit each snapshot to the smaller of this and their own budget.
+    std::uint32_t max_receive_kbps{0};
+
     /// Resolving the host and opening the TCP connection: connect_failed after this long.
     std::chrono::milliseconds connect_timeout{5000};
     /// From the TCP connection to the ServerWelcome: handshake_timeout after this long.

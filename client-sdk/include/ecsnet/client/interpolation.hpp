@@ -28,7 +28,7 @@
 #include <vector>
 
 #include "ecsnet/ecs/entity.hpp"
-#include "ecsnet/proto/mirror.hpp"
+#include "ecsnet/proto/replica.hpp"
 #include "ecsnet/proto/schema.hpp"
 #include "ecsnet/proto/state.hpp"
 
@@ -103,7 +103,7 @@ bool sample_into(const proto::schema& schema, const interpolation_window& window
 /// its declared fields interpolated. Nothing if T is not replicated, `local` is not a mirrored entity, or
 /// neither the window nor the registry has the component.
 template<typename T>
-[[nodiscard]] std::optional<T> sample(const proto::mirror& mirror, const interpolation_window& window,
+[[nodiscard]] std::optional<T> sample(const proto::replica& mirror, const interpolation_window& window,
                                       entity local) {
     const auto component = mirror.replicated_schema().template index_of<T>();
     const auto id = mirror.net_of(local);

@@ -29,6 +29,17 @@ void serialize_into(const v1::Envelope& envelope, std::string& out);
 /// Appends the frame (length prefix + serialized envelope) of `envelope` to `out`.
 result<void> append_envelope_frame(std::string& out, const v1::Envelope& envelope);
 
+/// What a snapshot's header says, read without decoding its body (thin clients ack from it).
+struct snapshot_header_view {
+    std::uint32_t tick{};
+    std::int64_t time_offset_us{};
+    bool full_state{};
+};
+
+/// Parses an Envelope holding a Snapshot or a ViewSnapshot into `scratch` and returns its header; an error
+/// for anything else.
+result<snapshot_header_view> peek_snapshot_header(std::string_view bytes, v1::Envelope& scratch);
+
 /// The name of the set member ("snapshot", "ack"...), or "none".
 [[nodiscard]] std::string_view message_name(const v1::Envelope& envelope) noexcept;
 

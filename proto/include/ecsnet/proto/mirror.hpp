@@ -41,16 +41,12 @@
 #include "ecsnet/v1/envelope.pb.h"
 #include "ecsnet/v1/handshake.pb.h"
 #include "ecsnet/v1/snapshot.pb.h"
+#include "replica.hpp"
 #include "result.hpp"
 #include "schema.hpp"
 #include "state.hpp"
 
 namespace ecsnet::proto {
-
-/// The component every mirrored entity carries: its server identity.
-struct net_id {
-    net_entity id;
-};
 
 struct mirror_options {
     /// The most applied states kept as baselines (fewer are kept when the server's baselines allow).
@@ -63,68 +59,59 @@ struct mirror_options {
     std::uint32_t full_check_interval{30};
 };
 
-/// What apply() did.
-struct applied_snapshot {
-    tick_type tick{};
-    /// Server time of the tick, microseconds since the server's epoch.
-    std::uint64_t server_time_us{};
-    bool full_state{};
-    std::optional<tick_type> baseline;
-    std::optional<tick_type> second;
-    std::size_t entities_created{};
-    std::size_t entities_destroyed{};
-    /// Component emplaces, patches and removals made on the registry.
-    std::size_t components_written{};
-};
-
-class mirror {
+class mirror final : public replica {
 public:
+    /// A mirror with a registry of its own.
     explicit mirror(const schema& schema, mirror_options options = {});
-    mirror(const mirror&) = delete;
-    mirror& operator=(const mirror&) = delete;
-    ~mirror();
+    /// A mirror writing into `registry`, which must outlive it (and hold no other net_id entities).
+    mirror(const schema& schema, ecsnet::registry& registry, mirror_options options = {});
+    ~mirror() override;
 
-    [[nodiscard]] ecsnet::registry& registry() noexcept { return registry_; }
-    [[nodiscard]] const ecsnet::registry& registry() const noexcept { return registry_; }
+    [[nodiscard]] ecsnet::registry& registry() noexcept override { return registry_; }
+    [[nodiscard]] const ecsnet::registry& registry() const noexcept override { return registry_; }
 
     /// Takes the tick rate of a ServerWelcome.
-    void welcome(const v1::ServerWelcome& welcome);
+    void welcome(const v1::ServerWelcome& welcome) override;
 
     /// Applies a snapshot, atomically (see above).
     result<applied_snapshot> apply(const v1::Snapshot& snapshot);
     /// Decodes an Envelope holding a Snapshot and applies it. The bytes must be the deterministic
     /// serialization of the message they parse to (what snapshot_encoder produces): anything else is corrupt.
-    result<applied_snapshot> apply_envelope(std::string_view envelope_bytes);
+    result<applied_snapshot> apply_envelope(std::string_view envelope_bytes) override;
 
     /// The newest applied tick, if any.
-    [[nodiscard]] std::optional<tick_type> newest_tick() const noexcept;
-    [[nodiscard]] const replicated_state* newest_state() const noexcept;
+    [[nodiscard]] std::optional<tick_type> newest_tick() const noexcept override;
+    [[nodiscard]] const replicated_state* newest_state() const noexcept override;
     /// A stored applied state, or nullptr.
     [[nodiscard]] const replicated_state* state(tick_type tick) const noexcept;
     [[nodiscard]] std::size_t stored() const noexcept { return states_.size(); }
     /// True after a snapshot was refused for an unknown baseline or a checksum mismatch, until a snapshot
     /// is applied.
-    [[nodiscard]] bool full_state_needed() const noexcept { return full_state_needed_; }
+    [[nodiscard]] bool full_state_needed() const noexcept override { return full_state_needed_; }
 
     /// The Ack to send after apply(): the newest applied tick, and a full-state request when needed.
-    [[nodiscard]] v1::Ack make_ack() const;
+    [[nodiscard]] v1::Ack make_ack() const override;
 
     /// The local entity mirroring a server entity, or null_entity.
-    [[nodiscard]] entity find(net_entity id) const noexcept;
+    [[nodiscard]] entity find(net_entity id) const noexcept override;
     /// The local entity mirroring whatever occupies a server index now, or null_entity.
     [[nodiscard]] entity find_index(std::uint32_t index) const noexcept;
     /// The server identity of a local entity, if it is mirrored.
-    [[nodiscard]] std::optional<net_entity> net_of(entity local) const noexcept;
+    [[nodiscard]] std::optional<net_entity> net_of(entity local) const noexcept override;
+    /// Whole-world snapshots do not say why an entity left: always removal_reason::none.
+    [[nodiscard]] removal_reason removal_reason_of(entity) const noexcept override {
+        return removal_reason::none;
+    }
 
     /// Recomputes the newest state's checksum from all its columns and compares it with the server's:
     /// proves the mirror holds exactly the server's state of that tick.
-    [[nodiscard]] bool verify() const;
+    [[nodiscard]] bool verify() const override;
 
     /// Destroys every mirrored entity and forgets every state (the next snapshot must be a full state).
-    void clear();
+    void clear() override;
 
     [[nodiscard]] std::size_t memory_bytes() const noexcept;
-    [[nodiscard]] const schema& replicated_schema() const noexcept { return *schema_; }
+    [[nodiscard]] const schema& replicated_schema() const noexcept override { return *schema_; }
 
 private:
     result<applied_snapshot> refuse(errc code, std::string message, bool need_full);
@@ -143,7 +130,8 @@ private:
     mirror_options options_;
     checksum_weights weights_;
     std::vector<candidate_kernel> kernels_; // per component, from the schema
-    ecsnet::registry registry_;
+    ecsnet::registry own_registry_;
+    ecsnet::registry& registry_;
 
     std::vector<std::unique_ptr<replicated_state>> states_; // oldest first
     std::vector<std::unique_ptr<replicated_state>> spare_;  // released buffers, the warmest last

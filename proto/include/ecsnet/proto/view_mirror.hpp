@@ -26,7 +26,7 @@
 #include "ecsnet/ecs/registry.hpp"
 #include "ecsnet/v1/envelope.pb.h"
 #include "entity_row.hpp"
-#include "mirror.hpp"
+#include "replica.hpp"
 #include "result.hpp"
 #include "schema.hpp"
 #include "view_frame.hpp"
@@ -42,33 +42,36 @@ struct view_mirror_options {
     std::size_t max_entities{std::size_t{1} << 20};
 };
 
-class view_mirror {
+class view_mirror final : public replica {
 public:
+    /// A view mirror with a registry of its own.
     explicit view_mirror(const schema& schema, view_mirror_options options = {});
-    view_mirror(const view_mirror&) = delete;
-    view_mirror& operator=(const view_mirror&) = delete;
+    /// A view mirror writing into `registry`, which must outlive it (and hold no other net_id entities).
+    view_mirror(const schema& schema, ecsnet::registry& registry, view_mirror_options options = {});
 
-    [[nodiscard]] ecsnet::registry& registry() noexcept { return registry_; }
-    [[nodiscard]] const ecsnet::registry& registry() const noexcept { return registry_; }
-    [[nodiscard]] const schema& replicated_schema() const noexcept { return *schema_; }
+    [[nodiscard]] ecsnet::registry& registry() noexcept override { return registry_; }
+    [[nodiscard]] const ecsnet::registry& registry() const noexcept override { return registry_; }
+    [[nodiscard]] const schema& replicated_schema() const noexcept override { return *schema_; }
 
-    void welcome(const v1::ServerWelcome& welcome);
+    void welcome(const v1::ServerWelcome& welcome) override;
 
     /// Applies a view snapshot, atomically.
     result<applied_snapshot> apply(const v1::ViewSnapshot& snapshot);
     /// Decodes an Envelope holding a ViewSnapshot (canonical bytes only) and applies it.
-    result<applied_snapshot> apply_envelope(std::string_view envelope_bytes);
+    result<applied_snapshot> apply_envelope(std::string_view envelope_bytes) override;
 
-    [[nodiscard]] std::optional<tick_type> newest_tick() const noexcept;
-    [[nodiscard]] bool full_state_needed() const noexcept { return full_state_needed_; }
-    [[nodiscard]] v1::Ack make_ack() const;
+    [[nodiscard]] std::optional<tick_type> newest_tick() const noexcept override;
+    /// The newest view as columns (built on first use after each apply).
+    [[nodiscard]] const replicated_state* newest_state() const override;
+    [[nodiscard]] bool full_state_needed() const noexcept override { return full_state_needed_; }
+    [[nodiscard]] v1::Ack make_ack() const override;
 
-    [[nodiscard]] entity find(net_entity id) const noexcept;
+    [[nodiscard]] entity find(net_entity id) const noexcept override;
     [[nodiscard]] entity find_index(std::uint32_t index) const noexcept;
-    [[nodiscard]] std::optional<net_entity> net_of(entity local) const noexcept;
+    [[nodiscard]] std::optional<net_entity> net_of(entity local) const noexcept override;
     /// Inside on_destroy<net_id> (or any on_destroy of a replicated component) fired by apply(): why the
     /// entity leaves. removal_reason::none otherwise.
-    [[nodiscard]] removal_reason removal_reason_of(entity local) const noexcept;
+    [[nodiscard]] removal_reason removal_reason_of(entity local) const noexcept override;
 
     /// Entities in the newest view.
     [[nodiscard]] std::size_t size() const noexcept;
@@ -80,9 +83,9 @@ public:
     void to_state(replicated_state& out) const;
 
     /// Recomputes the newest view's checksum from what the registry shows (proves the mirror exact).
-    [[nodiscard]] bool verify() const;
+    [[nodiscard]] bool verify() const override;
     /// Destroys every mirrored entity and forgets every view.
-    void clear();
+    void clear() override;
 
 private:
     struct entry {
@@ -112,8 +115,11 @@ private:
     view_mirror_options options_;
     row_layout layout_;
     checksum_weights weights_;
-    ecsnet::registry registry_;
-    std::deque<frame> frames_; // oldest first
+    ecsnet::registry own_registry_;
+    ecsnet::registry& registry_;
+    std::deque<frame> frames_;         // oldest first
+    mutable replicated_state columns_; // newest_state()
+    mutable bool columns_valid_{false};
     frame scratch_;
     bool full_state_needed_{false};
 
