@@ -65,6 +65,11 @@ const proto::schema& arena_world::replicated_schema() const {
     return arena::replicated_schema();
 }
 
+std::optional<spatial_layout> arena_world::spatial() const {
+    const auto half = static_cast<float>(arena::arena_half_extent);
+    return spatial_layout{"Transform", "x", "y", -half, -half, half, half};
+}
+
 std::size_t arena_world::npcs() const noexcept {
     const auto* transforms = registry_.try_storage<Transform>();
     const auto* avatars = registry_.try_storage<Avatar>();

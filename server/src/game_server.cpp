@@ -6,6 +6,9 @@
 
 #include <ecsnet/proto/handshake.hpp>
 
+#include "ecsnet/server/interest_replicator.hpp"
+#include "ecsnet/server/world_replicator.hpp"
+
 namespace ecsnet::server {
 
 using clock = std::chrono::steady_clock;
@@ -27,6 +30,23 @@ connection_limits limits_from(const server_options& options) {
     return limits;
 }
 
+std::unique_ptr<replicator> make_replicator(const server_options& options, game_world& world,
+                                            const proto::snapshot_history& history, server_metrics& metrics) {
+    const auto spatial = world.spatial();
+    if (options.relevancy_radius > 0.0F && spatial) {
+        interest_options interest;
+        interest.radius = options.relevancy_radius;
+        interest.budget_kbps = options.client_budget_kbps;
+        interest.tick_rate = options.tick_rate;
+        interest.relevancy_period = options.relevancy_period;
+        return std::make_unique<interest_replicator>(world, history, *spatial, interest, metrics);
+    }
+    return std::make_unique<world_replicator>(history, metrics);
+}
+
+// Bytes a TCP segment adds to what it carries (IPv4 and TCP headers with timestamps).
+constexpr std::size_t tcp_overhead = 52;
+
 std::string describe(const connection& c) {
     const auto& s = c.state();
     if (s.id == 0) {
@@ -47,7 +67,7 @@ game_server::game_server(server_options options, std::unique_ptr<game_world> wor
     , signals_{io_}
     , history_{world_->replicated_schema(), world_->registry(),
                proto::history_options{32, options_.tick_rate}}
-    , encoder_{history_}
+    , replicator_{make_replicator(options_, *world_, history_, metrics_)}
     , pacer_{static_cast<double>(options_.tick_rate), clock::now()}
     , epoch_{clock::now()}
     , epoch_unix_us_{static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
@@ -184,6 +204,7 @@ void game_server::tick() {
     // 3. Capture the replicated state.
     ++tick_;
     history_.capture(tick_, server_time_us(started));
+    replicator_->tick(tick_, server_time_us(started));
     if (tick_observer_) {
         tick_observer_(tick_, history_);
     }
@@ -246,9 +267,8 @@ std::vector<client_info> game_server::clients() {
     std::vector<client_info> out;
     connections_.for_each([&out](connection& c) {
         const auto& s = c.state();
-        out.push_back(client_info{s.id, s.name, c.remote(), s.state == session::phase::playing, s.avatar,
-                                  s.acks.next().baseline, s.sent, c.unsent_bytes(), c.bytes_sent(),
-                                  c.bytes_received()});
+        out.push_back(client_info{s.id, s.name, c.remote(), s.state == session::phase::playing, s.avatar, s.acked,
+                                  s.sent, c.unsent_bytes(), c.bytes_sent(), c.bytes_received()});
     });
     return out;
 }
@@ -308,6 +328,18 @@ void game_server::handle_hello(connection& from, const v1::ClientHello& hello) {
     s.id = next_client_id_++;
     s.name = std::string{proto::client_name(hello)};
     s.avatar = world_->client_joined(s.id, s.name);
+    std::optional<refusal> refused;
+    s.replication = replicator_->join(s.id, s.avatar, hello, refused);
+    if (refused) {
+        if (peer_log_.allow("handshake refusals", clock::now())) {
+            spdlog::warn("{} refused at handshake: {}", describe(from), refused->message);
+        }
+        world_->client_left(s.id, s.avatar);
+        s.avatar = null_entity;
+        s.id = 0;
+        from.disconnect(refused->reason, refused->message);
+        return;
+    }
     s.state = session::phase::playing;
     from.handshake_done();
 
@@ -320,7 +352,9 @@ void game_server::handle_hello(connection& from, const v1::ClientHello& hello) {
     }
     info.server_epoch_unix_us = epoch_unix_us_;
     info.history_ticks = static_cast<std::uint32_t>(history_.depth());
-    from.send(proto::make_server_welcome(history_.layout(), info));
+    auto welcome = proto::make_server_welcome(history_.layout(), info);
+    replicator_->welcome(*s.replication, *welcome.mutable_server_welcome());
+    from.send(welcome);
     if (peer_log_.allow("joins", clock::now())) {
         spdlog::info("{} joined", describe(from));
     }
@@ -334,7 +368,10 @@ void game_server::handle_ack(connection& from, const v1::Ack& ack) {
                         "ack of tick " + std::to_string(ack.tick()) + ", which was never sent");
         return;
     }
-    s.acks.on_ack(ack, history_.empty() ? 0 : history_.newest_tick());
+    replicator_->on_ack(*s.replication, ack);
+    if (!ack.full_state_requested() && (!s.acked || ack.tick() > *s.acked)) {
+        s.acked = ack.tick();
+    }
     if (ack.full_state_requested()) {
         s.sent.reset(); // resend the newest tick, in full
         s.ack_anchor.reset();
@@ -374,17 +411,17 @@ std::shared_ptr<const std::string> game_server::next_snapshot(connection& to) {
         metrics_.snapshots_held.add(); // resumed by its next ack (handle_ack)
         return nullptr;
     }
-    const auto cached_before = encoder_.cached();
-    auto snapshot = encoder_.encode(s.acks.next());
-    if (encoder_.cached() != cached_before) {
-        metrics_.snapshots_encoded.add();
+    auto snapshot = replicator_->snapshot(*s.replication);
+    if (!snapshot) {
+        return nullptr;
     }
     s.sent = snapshot->tick;
     if (!s.ack_anchor) {
         s.ack_anchor = snapshot->tick;
     }
-    metrics_.snapshot_size.observe(static_cast<double>(snapshot->frame.size()));
-    return std::shared_ptr<const std::string>{snapshot, &snapshot->frame};
+    replicator_->sent(*s.replication, snapshot->frame->size() + tcp_overhead);
+    metrics_.snapshot_size.observe(static_cast<double>(snapshot->frame->size()));
+    return std::move(snapshot->frame);
 }
 
 void game_server::on_left(connection& left) {
@@ -395,6 +432,9 @@ void game_server::on_left(connection& left) {
         metrics_.connected_clients.set(static_cast<double>(admitted_));
     }
     if (s.id != 0) {
+        if (s.replication) {
+            replicator_->leave(*s.replication);
+        }
         world_->client_left(s.id, s.avatar);
         s.avatar = null_entity;
     }

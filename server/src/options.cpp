@@ -71,6 +71,19 @@ parsed_options parse_options(int argc, const char* const* argv) {
         ->check(CLI::Range(std::size_t{64}, std::size_t{64} << 20))
         ->capture_default_str();
 
+    app.add_option("--relevancy-radius", options.relevancy_radius,
+                   "clients receive the entities within this many metres of their avatar (0: the whole world)")
+        ->check(CLI::Range(0.0F, 100'000.0F))
+        ->capture_default_str();
+    app.add_option("--client-budget-kbps", options.client_budget_kbps,
+                   "kilobits per second each client may receive, measured on the wire (interest management)")
+        ->check(CLI::Range(std::uint32_t{1}, std::uint32_t{1'000'000}))
+        ->capture_default_str();
+    app.add_option("--relevancy-period", options.relevancy_period,
+                   "ticks between two recomputations of a client's relevant set")
+        ->check(CLI::Range(std::uint32_t{1}, std::uint32_t{30}))
+        ->capture_default_str();
+
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& error) {

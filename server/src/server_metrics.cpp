@@ -43,6 +43,26 @@ server_metrics::server_metrics()
                                              "Distinct snapshots encoded (cache misses).")}
     , snapshots_held{registry.add_counter(
           "ecsnet_snapshots_held_total",
-          "Snapshots not sent because the client had too many ticks unacknowledged (flow control).")} {}
+          "Snapshots not sent because the client had too many ticks unacknowledged (flow control).")}
+    , relevant_entities{registry.add_histogram(
+          "ecsnet_relevant_entities", "Entities relevant to a client, at each recomputation of its set.",
+          histogram::exponential_bounds(4, 2.0, 14))}
+    , snapshot_budget_use{registry.add_histogram(
+          "ecsnet_snapshot_budget_use",
+          "Bytes a client's snapshot took on the wire, as a fraction of its budget per tick.",
+          {0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.1, 1.25, 1.5, 2.0, 4.0})}
+    , deferred_entities{registry.add_counter(
+          "ecsnet_deferred_entities_total",
+          "Entity updates and entries a client's bandwidth budget held back to a later tick.")}
+    , view_cache_lookups{registry.add_counter(
+          "ecsnet_encode_cache_lookups_total",
+          "Entity codes asked of the shared view encoder (each entity update for each client).")}
+    , view_cache_hits{registry.add_counter(
+          "ecsnet_encode_cache_hits_total",
+          "Entity codes found already coded this tick for another client (serialize once).")}
+    , view_bits_coded{registry.add_counter("ecsnet_encode_bits_coded_total",
+                                           "Bits of entity codes the shared view encoder coded.")}
+    , view_bits_copied{registry.add_counter("ecsnet_encode_bits_copied_total",
+                                            "Bits of entity codes copied into clients' snapshots.")} {}
 
 } // namespace ecsnet::server

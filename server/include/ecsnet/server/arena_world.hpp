@@ -57,6 +57,8 @@ public:
     std::optional<std::string> apply_input(client_id client, entity avatar,
                                            const client_input& input) override;
     void update(double dt) override;
+    /// Transform.x and .y over the arena (interest management).
+    [[nodiscard]] std::optional<spatial_layout> spatial() const override;
 
     [[nodiscard]] std::uint64_t ticks() const noexcept { return ticks_; }
     [[nodiscard]] std::size_t npcs() const noexcept;

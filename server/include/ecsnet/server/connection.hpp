@@ -36,6 +36,7 @@
 #include <ecsnet/proto/state.hpp>
 
 #include "game_world.hpp"
+#include "replicator.hpp"
 
 namespace ecsnet::server {
 
@@ -80,8 +81,9 @@ struct session {
     client_id id{};
     std::string name;
     entity avatar{null_entity};
-    proto::ack_tracker acks;              // the baselines its acks allow (they only move forward)
-    std::optional<proto::tick_type> sent; // newest tick sent
+    std::unique_ptr<client_replication> replication; // what its replicator keeps of it (after the handshake)
+    std::optional<proto::tick_type> acked; // newest tick acked
+    std::optional<proto::tick_type> sent;  // newest tick sent
     // Newest tick acked, or the first tick sent while none is: snapshots wait once `sent` is
     // server_options::max_unacked_ticks past it.
     std::optional<proto::tick_type> ack_anchor;

@@ -28,7 +28,6 @@
 
 #include <asio.hpp>
 
-#include <ecsnet/proto/encoder.hpp>
 #include <ecsnet/proto/history.hpp>
 
 #include "admin_server.hpp"
@@ -37,6 +36,7 @@
 #include "game_world.hpp"
 #include "log_limiter.hpp"
 #include "options.hpp"
+#include "replicator.hpp"
 #include "server_metrics.hpp"
 #include "tick_pacer.hpp"
 
@@ -85,6 +85,8 @@ public:
     /// The world. Use it on the server thread only (e.g. through call()).
     [[nodiscard]] game_world& world() noexcept { return *world_; }
     [[nodiscard]] const proto::snapshot_history& history() const noexcept { return history_; }
+    /// How snapshots are made (whole world, or interest-managed views).
+    [[nodiscard]] replicator& replication() noexcept { return *replicator_; }
 
     /// Called on the server thread after each capture. Set before run().
     void on_tick(tick_observer observer) { tick_observer_ = std::move(observer); }
@@ -131,7 +133,7 @@ private:
     client_id next_client_id_{1};
 
     proto::snapshot_history history_;
-    proto::snapshot_encoder encoder_;
+    std::unique_ptr<replicator> replicator_;
     tick_pacer pacer_;
     proto::tick_type tick_{0};
     tick_observer tick_observer_;

@@ -21,6 +21,19 @@ namespace ecsnet::server {
 
 using client_id = std::uint32_t;
 
+/// Where the world's entities are, for interest management (the server's spatial grid): the replicated
+/// component and its two fixed-point fields that hold an entity's position on the ground plane, and the area
+/// they span. The server reads positions from what it replicates, so it needs no call per entity.
+struct spatial_layout {
+    std::string component;
+    std::string x_field;
+    std::string y_field;
+    float min_x{};
+    float min_y{};
+    float max_x{};
+    float max_y{};
+};
+
 struct client_input {
     std::uint32_t client_tick{};
     std::uint32_t sequence{};
@@ -46,6 +59,23 @@ public:
 
     /// Advances the simulation by `dt` seconds (one tick).
     virtual void update(double dt) = 0;
+
+    // ---- interest management (docs/architecture.md, "Interest management") ---------------------------
+    // With --relevancy-radius > 0 and a spatial_layout, each client receives the entities within the radius
+    // of its avatar, plus those a game marks with the `relevance` component (relevance.hpp): always relevant
+    // to everyone, or only to their owner, or never replicated.
+
+    /// Where entities are; nothing (the default) keeps every client seeing the whole world.
+    [[nodiscard]] virtual std::optional<spatial_layout> spatial() const { return std::nullopt; }
+    /// Whether an entity within a client's radius may be relevant to it (teams, rooms, line of sight...).
+    /// Asked when the client's relevant set is recomputed (every few ticks), for entities in range that are
+    /// not always relevant. The default: yes.
+    [[nodiscard]] virtual bool may_see(client_id client, entity avatar, entity candidate) const {
+        static_cast<void>(client);
+        static_cast<void>(avatar);
+        static_cast<void>(candidate);
+        return true;
+    }
 };
 
 } // namespace ecsnet::server

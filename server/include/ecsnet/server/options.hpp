@@ -41,6 +41,12 @@ struct server_options {
     // client that falls behind then receives fewer, fresher snapshots, deltas against a baseline still in the
     // history, instead of a backlog queued in socket buffers (latency) that ends in full states (bandwidth).
     std::uint32_t max_unacked_ticks{15};
+
+    // Interest management (when the world has a spatial layout): each client receives the entities within
+    // this many metres of its avatar (0: every client receives the whole world), under this budget.
+    float relevancy_radius{160.0F};
+    std::uint32_t client_budget_kbps{128};
+    std::uint32_t relevancy_period{2}; // ticks between recomputations of a client's relevant set
 };
 
 /// What parse_options decided: run with these options, or exit now with `exit_code` (after --help, or on a

@@ -26,6 +26,14 @@ struct server_metrics {
     counter& refused_inputs;
     counter& snapshots_encoded;
     counter& snapshots_held;
+    // Interest management.
+    histogram& relevant_entities;
+    histogram& snapshot_budget_use;
+    counter& deferred_entities;
+    counter& view_cache_lookups;
+    counter& view_cache_hits;
+    counter& view_bits_coded;
+    counter& view_bits_copied;
 
     server_metrics();
 };

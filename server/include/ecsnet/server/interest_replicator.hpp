@@ -1,0 +1,128 @@
+#pragma once
+
+// Interest-managed replication (replicator.hpp; docs/architecture.md, "Interest management"): each client
+// receives its own view of the world, the entities relevant to it, under a bandwidth budget.
+//
+// Per tick: the entity rows of the new tick (proto::row_history), the shared encoder's tables and cache
+// (proto::view_encoder), the spatial grid moved to the rows' positions (only entities that changed cell
+// touch its lists), the `relevance` marks the game set (always relevant, owner-only, hidden, priority).
+// Per client, every `relevancy_period` ticks (staggered over the clients so each tick does the same share):
+// its relevant set around its avatar, with hysteresis (an entity enters within the radius and leaves beyond
+// 1.1 times it), at most `max_entering` entering per update, its own avatar and what it owns or what is
+// always relevant whatever the distance, and the world's may_see veto; each entity's priority weight from
+// its distance (full within a tenth of the radius, falling with its square beyond, within [1, 8]) times its
+// relevance priority. Per snapshot: proto::client_view writes the delta from the client's newest acked
+// view, admitting changes by weight x ticks waiting while the client's token bucket (--client-budget-kbps,
+// charged with what each snapshot really took on the wire) holds bits.
+//
+// Starvation: an entity waiting to be sent gains at least weight_min per tick while every other gains at
+// most weight_max, so with N relevant entities and at least one admission per tick it is sent within
+// 2 (N - 1) (1 + weight_max / weight_min) ticks (interest/priority_selector.hpp proves it); a view that is
+// in flight is sent again whatever the budget, so under a budget smaller than what is in flight, admissions
+// wait for acks.
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <ecsnet/proto/client_view.hpp>
+#include <ecsnet/proto/history.hpp>
+#include <ecsnet/proto/row_history.hpp>
+#include <ecsnet/proto/view_encoder.hpp>
+
+#include "game_world.hpp"
+#include "interest/client_relevancy.hpp"
+#include "interest/distance_weight.hpp"
+#include "interest/spatial_grid.hpp"
+#include "interest/staggered_schedule.hpp"
+#include "replicator.hpp"
+#include "server_metrics.hpp"
+
+namespace ecsnet::server {
+
+struct interest_options {
+    /// Clients see the entities within this many metres of their avatar.
+    float radius{160.0F};
+    /// Kilobits per second each client may receive (its ClientHello may ask for less).
+    std::uint32_t budget_kbps{128};
+    std::uint32_t tick_rate{30};
+    /// Ticks between two recomputations of a client's relevant set.
+    std::uint32_t relevancy_period{2};
+    /// Entities entering a client's set per recomputation, at most.
+    std::size_t max_entering{128};
+    /// Bytes a snapshot costs on the wire besides its frame (the transport's headers).
+    std::size_t wire_overhead{52};
+};
+
+class interest_replicator final : public replicator {
+public:
+    /// Throws std::invalid_argument when the spatial layout does not name two fields of one component of
+    /// the schema.
+    interest_replicator(game_world& world, const proto::snapshot_history& history, const spatial_layout& layout,
+                        interest_options options, server_metrics& metrics);
+    ~interest_replicator() override;
+
+    [[nodiscard]] bool interest_managed() const noexcept override { return true; }
+    void tick(proto::tick_type tick, std::uint64_t server_time_us) override;
+    std::unique_ptr<client_replication> join(client_id client, entity avatar, const v1::ClientHello& hello,
+                                             std::optional<refusal>& refused) override;
+    void leave(client_replication& client) override;
+    void welcome(client_replication& client, v1::ServerWelcome& welcome) override;
+    void on_ack(client_replication& client, const v1::Ack& ack) override;
+    std::optional<outgoing_snapshot> snapshot(client_replication& client) override;
+    void sent(client_replication& client, std::size_t wire_bytes) override;
+
+    /// The relevant entity indices of a client at its last recomputation (for tests and tools).
+    [[nodiscard]] std::vector<std::uint32_t> relevant_of(const client_replication& client) const;
+    [[nodiscard]] const proto::view_encoder& encoder() const noexcept { return encoder_; }
+
+private:
+    struct client_state;
+
+    void move_grid();
+    void read_relevance_marks();
+    void update_relevancy(client_state& c);
+    [[nodiscard]] std::optional<interest::grid_position> position_of(std::uint32_t index) const noexcept;
+
+    game_world* world_;
+    const proto::snapshot_history* history_;
+    interest_options options_;
+    server_metrics* metrics_;
+    proto::row_history rows_;
+    proto::view_encoder encoder_;
+    interest::spatial_grid grid_;
+    interest::staggered_schedule schedule_;
+    interest::distance_weight weight_;
+
+    // Where positions are in a row: the component and its x and y fields, and their fixed-point scales.
+    std::size_t component_{};
+    std::size_t x_at_{};
+    std::size_t y_at_{};
+    double x_min_{};
+    double x_step_{};
+    double y_min_{};
+    double y_step_{};
+
+    proto::tick_type tick_{};
+    std::int64_t time_offset_us_{};
+    std::vector<client_state*> clients_; // dense: a client's position is its place in the schedule
+    std::vector<std::uint32_t> in_grid_;  // generation inserted per index (0: not in the grid)
+
+    // The game's relevance marks, read each tick.
+    std::vector<std::uint32_t> always_;           // indices relevant to everyone
+    std::vector<std::pair<client_id, std::uint32_t>> owned_; // (owner, index), sorted
+    std::vector<std::uint8_t> vetoed_;            // by index: hidden, or owner-only
+    std::vector<client_id> owner_of_;             // by index, for owner-only ones
+    std::vector<float> priority_;                 // by index (1 unless marked)
+    std::vector<std::uint32_t> marked_;           // indices with a mark this tick (to reset next tick)
+
+    // scratch
+    interest::relevancy_changes changes_;
+    std::vector<std::uint32_t> always_for_;
+    v1::Envelope envelope_;
+};
+
+} // namespace ecsnet::server

@@ -1,0 +1,370 @@
+#include "ecsnet/server/interest_replicator.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include <ecsnet/proto/envelope.hpp>
+#include <ecsnet/proto/framing.hpp>
+
+#include "ecsnet/server/relevance.hpp"
+
+namespace ecsnet::server {
+
+namespace {
+
+// An entity leaves a client's set beyond this multiple of the radius (hysteresis).
+constexpr float leave_factor = 1.1F;
+// Priority weights: full within a tenth of the radius, falling with the square of the distance beyond,
+// clamped to [1, 8].
+constexpr interest::weight_range weights{1.0F, 8.0F};
+// A token bucket holds at most this many ticks of budget: a quiet client may burst, not hoard.
+constexpr std::int64_t bucket_ticks = 4;
+// Bytes a snapshot takes besides its entities: framing, header, lists.
+constexpr std::size_t snapshot_overhead = 48;
+
+interest::grid_bounds bounds_of(const spatial_layout& layout) {
+    return {layout.min_x, layout.min_y, layout.max_x, layout.max_y};
+}
+
+float cell_size_for(const spatial_layout& layout, float radius) {
+    // About the radius: a query visits 3 x 3 to 4 x 4 cells. Never so small the grid explodes.
+    const float extent = std::max(layout.max_x - layout.min_x, layout.max_y - layout.min_y);
+    return std::max({radius, extent / 2048.0F, 1.0F});
+}
+
+} // namespace
+
+struct interest_replicator::client_state final : client_replication {
+    client_state(proto::view_encoder& encoder, std::size_t max_entering)
+        : view{encoder}
+        , relevancy{max_entering} {}
+
+    client_id id{};
+    entity avatar{null_entity};
+    proto::client_view view;
+    interest::client_relevancy relevancy;
+    std::vector<proto::net_entity> relevant; // sorted by index, at the last recomputation
+    std::vector<float> weights;              // parallel
+    std::vector<proto::net_entity> live;     // `relevant` still alive with the same occupant (per snapshot)
+    std::vector<float> live_weights;
+    std::int64_t budget_per_tick{};          // bits
+    std::int64_t bucket{};                   // bits
+    std::size_t position{};                  // in clients_
+    bool fresh{true};                        // recompute its set at the next tick, whatever the schedule
+};
+
+interest_replicator::interest_replicator(game_world& world, const proto::snapshot_history& history,
+                                         const spatial_layout& layout, interest_options options,
+                                         server_metrics& metrics)
+    : world_{&world}
+    , history_{&history}
+    , options_{options}
+    , metrics_{&metrics}
+    , rows_{history.layout(), 64}
+    , encoder_{rows_}
+    , grid_{bounds_of(layout), cell_size_for(layout, options.radius)}
+    , schedule_{std::max<std::uint32_t>(options.relevancy_period, 1)}
+    , weight_{std::max(options.radius / 10.0F, 1.0F), weights} {
+    const auto& schema = history.layout();
+    const auto component = schema.find(layout.component);
+    if (!component) {
+        throw std::invalid_argument("spatial layout: no replicated component '" + layout.component + "'");
+    }
+    component_ = *component;
+    const auto& fields = schema[component_].fields;
+    const auto field = [&](const std::string& name) {
+        const auto found =
+            std::find_if(fields.begin(), fields.end(), [&](const proto::field_info& f) { return f.name == name; });
+        if (found == fields.end() || found->encoding != proto::field_encoding::fixed_point) {
+            throw std::invalid_argument("spatial layout: '" + layout.component + "." + name +
+                                        "' is not a fixed-point field");
+        }
+        return static_cast<std::size_t>(found - fields.begin());
+    };
+    const auto x = field(layout.x_field);
+    const auto y = field(layout.y_field);
+    x_at_ = rows_.layout().offset(component_) + x;
+    y_at_ = rows_.layout().offset(component_) + y;
+    x_min_ = fields[x].min;
+    x_step_ = fields[x].step;
+    y_min_ = fields[y].min;
+    y_step_ = fields[y].step;
+    if (schema.size() > proto::max_view_components) {
+        throw std::invalid_argument("interest management supports schemas of at most 64 components");
+    }
+}
+
+interest_replicator::~interest_replicator() = default;
+
+std::optional<interest::grid_position> interest_replicator::position_of(std::uint32_t index) const noexcept {
+    if (!rows_.alive(index)) {
+        return std::nullopt;
+    }
+    const auto* row = rows_.current(index);
+    if (!proto::row_layout::has(row, component_)) {
+        return std::nullopt;
+    }
+    return interest::grid_position{static_cast<float>(x_min_ + row[x_at_] * x_step_),
+                                   static_cast<float>(y_min_ + row[y_at_] * y_step_)};
+}
+
+void interest_replicator::move_grid() {
+    // Indices that left, or whose occupant changed, leave the grid (a new occupant enters with a new grid
+    // generation, so relevant sets see a destroy and a create).
+    const auto alive = rows_.alive();
+    for (std::uint32_t index = 0; index < in_grid_.size(); ++index) {
+        if (in_grid_[index] != 0 && (!rows_.alive(index) || rows_.generation(index) != in_grid_[index])) {
+            grid_.erase(index);
+            in_grid_[index] = 0;
+        }
+    }
+    for (const auto index : alive) {
+        const auto position = position_of(index);
+        if (index >= in_grid_.size()) {
+            in_grid_.resize(std::max<std::size_t>(std::size_t{index} + 1, in_grid_.size() * 2), 0);
+        }
+        if (!position) {
+            if (in_grid_[index] != 0) {
+                grid_.erase(index);
+                in_grid_[index] = 0;
+            }
+            continue;
+        }
+        if (in_grid_[index] == 0) {
+            grid_.insert(index, position->x, position->y);
+            in_grid_[index] = rows_.generation(index);
+        } else if (rows_.since(index) == tick_) {
+            grid_.move(index, position->x, position->y); // only entities whose row changed this tick
+        }
+    }
+}
+
+void interest_replicator::read_relevance_marks() {
+    for (const auto index : marked_) {
+        if (index < vetoed_.size()) {
+            vetoed_[index] = 0;
+            priority_[index] = 1.0F;
+        }
+    }
+    marked_.clear();
+    always_.clear();
+    owned_.clear();
+    auto& reg = world_->registry();
+    const auto* marks = reg.try_storage<relevance>();
+    if (marks == nullptr) {
+        return;
+    }
+    for (const auto e : *marks) {
+        const auto index = entity_traits::to_index(e);
+        if (!rows_.alive(index)) {
+            continue;
+        }
+        if (index >= vetoed_.size()) {
+            const auto size = std::max<std::size_t>(std::size_t{index} + 1, vetoed_.size() * 2);
+            vetoed_.resize(size, 0);
+            owner_of_.resize(size, 0);
+            priority_.resize(size, 1.0F);
+        }
+        const auto& mark = reg.get<relevance>(e);
+        marked_.push_back(index);
+        priority_[index] = std::max(mark.priority, 0.0F);
+        switch (mark.mode) {
+        case relevance_mode::spatial:
+            break;
+        case relevance_mode::always:
+            always_.push_back(index);
+            break;
+        case relevance_mode::owner_only:
+            vetoed_[index] = 1;
+            owner_of_[index] = mark.owner;
+            owned_.emplace_back(mark.owner, index);
+            break;
+        case relevance_mode::hidden:
+            vetoed_[index] = 1;
+            owner_of_[index] = 0;
+            break;
+        }
+    }
+    std::sort(always_.begin(), always_.end());
+    std::sort(owned_.begin(), owned_.end());
+}
+
+void interest_replicator::tick(proto::tick_type tick, std::uint64_t server_time_us) {
+    tick_ = tick;
+    time_offset_us_ = static_cast<std::int64_t>(server_time_us) -
+                      static_cast<std::int64_t>(std::uint64_t{tick} * 1000000ULL / options_.tick_rate);
+    rows_.update(*history_);
+    encoder_.begin_tick();
+    move_grid();
+    read_relevance_marks();
+    for (auto* c : clients_) {
+        c->bucket = std::min(c->bucket + c->budget_per_tick, bucket_ticks * c->budget_per_tick);
+        if (c->fresh || schedule_.due(tick, c->position)) {
+            c->fresh = false;
+            update_relevancy(*c);
+        }
+    }
+}
+
+void interest_replicator::update_relevancy(client_state& c) {
+    // Always relevant to this client: its avatar, what it owns, what everyone sees.
+    always_for_.clear();
+    const auto avatar_index = entity_traits::to_index(c.avatar);
+    if (c.avatar != null_entity && rows_.alive(avatar_index)) {
+        always_for_.push_back(avatar_index);
+    }
+    const auto owned = std::equal_range(owned_.begin(), owned_.end(), std::pair<client_id, std::uint32_t>{c.id, 0},
+                                        [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (auto it = owned.first; it != owned.second; ++it) {
+        always_for_.push_back(it->second);
+    }
+    always_for_.insert(always_for_.end(), always_.begin(), always_.end());
+
+    const auto center = c.avatar != null_entity ? position_of(avatar_index) : std::nullopt;
+    const float cx = center ? center->x : 0.0F;
+    const float cy = center ? center->y : 0.0F;
+    const float radius = center ? options_.radius : 0.0F; // no avatar: only what is always relevant
+    changes_.clear();
+    auto& reg = world_->registry();
+    c.relevancy.update(grid_, cx, cy, radius, radius * leave_factor, always_for_, changes_,
+                       [&](interest::id_type index) {
+                           if (index < vetoed_.size() && vetoed_[index] != 0) {
+                               return false; // hidden, or another client's
+                           }
+                           const auto candidate =
+                               entity_traits::construct(index, rows_.generation(index) & entity_traits::version_mask);
+                           return reg.valid(candidate) ? world_->may_see(c.id, c.avatar, candidate) : true;
+                       });
+    const auto members = c.relevancy.members();
+    c.relevant.clear();
+    c.weights.clear();
+    for (const auto index : members) {
+        if (!rows_.alive(index)) {
+            continue;
+        }
+        c.relevant.push_back({index, rows_.generation(index)});
+    }
+    std::sort(c.relevant.begin(), c.relevant.end(),
+              [](const proto::net_entity& a, const proto::net_entity& b) { return a.index < b.index; });
+    for (const auto& id : c.relevant) {
+        float w = weights.max;
+        if (center) {
+            if (const auto p = position_of(id.index)) {
+                w = weight_(interest::distance_squared(p->x, p->y, cx, cy));
+            }
+        }
+        if (id.index < priority_.size()) {
+            w *= priority_[id.index];
+        }
+        c.weights.push_back(std::max(w, 1e-3F));
+    }
+    metrics_->relevant_entities.observe(static_cast<double>(c.relevant.size()));
+}
+
+std::unique_ptr<client_replication> interest_replicator::join(client_id client, entity avatar,
+                                                              const v1::ClientHello& hello,
+                                                              std::optional<refusal>& refused) {
+    std::uint32_t kbps = options_.budget_kbps;
+    if (hello.max_receive_kbps() != 0) {
+        kbps = std::min(kbps, hello.max_receive_kbps());
+    }
+    const std::int64_t per_tick = std::int64_t{kbps} * 1000 / std::max<std::uint32_t>(options_.tick_rate, 1);
+    // The client's own avatar must fit one snapshot: its whole row, the snapshot's overhead, the wire's.
+    std::int64_t avatar_bits = 64;
+    for (const auto& component : history_->layout().components()) {
+        for (const auto& field : component.fields) {
+            avatar_bits += field.bits;
+        }
+    }
+    const auto needed =
+        avatar_bits + static_cast<std::int64_t>(snapshot_overhead + options_.wire_overhead) * 8;
+    if (per_tick < needed) {
+        refused = refusal{v1::BUDGET_TOO_SMALL,
+                          "a budget of " + std::to_string(kbps) + " kbps (" + std::to_string(per_tick / 8) +
+                              " bytes a tick) cannot carry this client's own avatar (about " +
+                              std::to_string((needed + 7) / 8) + " bytes a tick)"};
+        return nullptr;
+    }
+    auto state = std::make_unique<client_state>(encoder_, options_.max_entering);
+    state->id = client;
+    state->avatar = avatar;
+    state->budget_per_tick = per_tick;
+    state->bucket = per_tick;
+    state->position = clients_.size();
+    clients_.push_back(state.get());
+    return state;
+}
+
+void interest_replicator::leave(client_replication& client) {
+    auto& c = static_cast<client_state&>(client);
+    const auto at = c.position;
+    if (at < clients_.size() && clients_[at] == &c) {
+        clients_[at] = clients_.back();
+        clients_[at]->position = at;
+        clients_.pop_back();
+    }
+}
+
+void interest_replicator::welcome(client_replication& client, v1::ServerWelcome& welcome) {
+    const auto& c = static_cast<client_state&>(client);
+    welcome.set_interest_managed(true);
+    welcome.set_budget_bytes_per_tick(static_cast<std::uint32_t>(c.budget_per_tick / 8));
+}
+
+void interest_replicator::on_ack(client_replication& client, const v1::Ack& ack) {
+    static_cast<client_state&>(client).view.on_ack(ack.tick(), ack.full_state_requested());
+}
+
+std::optional<outgoing_snapshot> interest_replicator::snapshot(client_replication& client) {
+    auto& c = static_cast<client_state&>(client);
+    if (c.fresh) {
+        update_relevancy(c); // joined since the last tick
+        c.fresh = false;
+    }
+    // Only entities still alive with the occupant the set saw (a re-used index waits for the next update).
+    c.live.clear();
+    c.live_weights.clear();
+    for (std::size_t i = 0; i < c.relevant.size(); ++i) {
+        const auto& id = c.relevant[i];
+        if (rows_.alive(id.index) && rows_.generation(id.index) == id.generation) {
+            c.live.push_back(id);
+            c.live_weights.push_back(c.weights[i]);
+        }
+    }
+    const auto budget =
+        c.bucket - static_cast<std::int64_t>(snapshot_overhead + options_.wire_overhead) * 8;
+    const auto before = encoder_.stats();
+    const auto report = c.view.write(c.live, c.live_weights, budget, time_offset_us_, envelope_);
+    const auto& after = encoder_.stats();
+    metrics_->view_cache_lookups.add(after.lookups - before.lookups);
+    metrics_->view_cache_hits.add(after.hits - before.hits);
+    metrics_->view_bits_coded.add(after.bits_coded - before.bits_coded);
+    metrics_->view_bits_copied.add(after.bits_copied - before.bits_copied);
+    metrics_->deferred_entities.add(report.deferred + report.waiting);
+
+    auto frame = std::make_shared<std::string>();
+    const auto envelope = proto::encode_envelope(envelope_);
+    proto::append_length_prefix(*frame, envelope.size());
+    const auto offset = frame->size();
+    frame->append(envelope);
+    const auto per_tick_bytes = static_cast<double>(std::max<std::int64_t>(c.budget_per_tick / 8, 1));
+    metrics_->snapshot_budget_use.observe(static_cast<double>(frame->size() + options_.wire_overhead) / per_tick_bytes);
+    return outgoing_snapshot{std::move(frame), offset, report.tick};
+}
+
+void interest_replicator::sent(client_replication& client, std::size_t wire_bytes) {
+    auto& c = static_cast<client_state&>(client);
+    c.bucket -= static_cast<std::int64_t>(wire_bytes) * 8;
+}
+
+std::vector<std::uint32_t> interest_replicator::relevant_of(const client_replication& client) const {
+    const auto& c = static_cast<const client_state&>(client);
+    std::vector<std::uint32_t> out;
+    for (const auto& id : c.relevant) {
+        out.push_back(id.index);
+    }
+    return out;
+}
+
+} // namespace ecsnet::server
