@@ -44,6 +44,10 @@
 #include <utility>
 #include <vector>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include <ecsnet/ecs/config.hpp>
 #include <ecsnet/ecs/entity.hpp>
 #include <ecsnet/ecs/storage.hpp>
@@ -311,17 +315,22 @@ private:
         return cells_[rec.cell][rec.slot];
     }
 
-    // Written so that NaN and positions below the grid give 0 (a NaN fails every comparison) and the
-    // compiler can use maxss/minss: no branch.
     [[nodiscard]] std::uint32_t column_of(float x) const noexcept {
-        const float scaled = (x - bounds_.min_x) * inverse_cell_size_;
-        const float low = scaled >= 0.0f ? scaled : 0.0f;
-        return static_cast<std::uint32_t>(low <= last_column_ ? low : last_column_);
+        return clamp_index((x - bounds_.min_x) * inverse_cell_size_, last_column_);
     }
     [[nodiscard]] std::uint32_t row_of(float y) const noexcept {
-        const float scaled = (y - bounds_.min_y) * inverse_cell_size_;
-        const float low = scaled >= 0.0f ? scaled : 0.0f;
-        return static_cast<std::uint32_t>(low <= last_row_ ? low : last_row_);
+        return clamp_index((y - bounds_.min_y) * inverse_cell_size_, last_row_);
+    }
+    // NaN and anything below 0 give 0, anything above `last` gives last. maxss/minss return their second
+    // operand on NaN, which is the rule wanted; GCC compiles the portable form to branches.
+    [[nodiscard]] static std::uint32_t clamp_index(float scaled, float last) noexcept {
+#if defined(__SSE2__)
+        const __m128 clamped = _mm_min_ss(_mm_max_ss(_mm_set_ss(scaled), _mm_setzero_ps()), _mm_set_ss(last));
+        return static_cast<std::uint32_t>(_mm_cvttss_si32(clamped));
+#else
+        const float low = scaled > 0.0f ? scaled : 0.0f;
+        return static_cast<std::uint32_t>(low < last ? low : last);
+#endif
     }
 
     ECSNET_NOINLINE void relocate(record& rec, std::uint32_t cell, float x, float y) {
