@@ -448,6 +448,7 @@ void BM_AccumulateAndSelect(benchmark::State& state) {
 BENCHMARK(BM_GridMove)->Args({10000, 64})->Args({10000, 32})->Args({100000, 32})->UseManualTime();
 BENCHMARK(BM_GridMoveChanged)->Args({10000, 64})->Args({100000, 32})->UseManualTime();
 BENCHMARK(BM_QueryCircle)
+    ->Args({11000, 176, 64})
     ->Args({11000, 160, 32})
     ->Args({11000, 160, 64})
     ->Args({11000, 160, 128})

@@ -86,7 +86,8 @@ TEST(ClientRelevancy, AlwaysRelevantIdsEnterFirstAndStayAnywhere) {
     grid.insert(2, 500, 501); // near
     client_relevancy relevancy(2);
     relevancy_changes changes;
-    const id_type always[] = {77, 1, 77}; // 77 is not in the grid (global state), listed twice
+    // 77 is not in the grid (global state), listed twice; all ones is no entity index and is ignored.
+    const id_type always[] = {77, 1, 77, 0xFFFFFFFFu};
     relevancy.update(grid, 500, 500, 80, 100, always, changes);
     EXPECT_EQ(changes.entered, (std::vector<id_type>{1, 77})) << "always-relevant first, by id, once each";
     changes.clear();

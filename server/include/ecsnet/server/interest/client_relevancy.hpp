@@ -25,9 +25,13 @@
 // the priority selector (priority_selector.hpp): zero when the member enters, carried along when a leave
 // moves the last member into the freed slot. Slots are valid until the next update() or force_out().
 //
-// Cost: an update is one grid query at the leave radius, one hash lookup per id it finds, one pass over
-// the members, and a grid lookup per member that leaves or is always-relevant: O(query results + members).
-// Nothing is allocated once the buffers have grown to the largest set and candidate list seen.
+// Cost: an update is one pass over the members (marking them in a per-thread array indexed by id), one grid
+// query at the leave radius with one array lookup per id it finds, one more pass over the members, a grid
+// lookup per member that leaves or is always-relevant, and a table update per entry or leave:
+// O(query results + members). Nothing is allocated once the buffers have grown to the largest set and
+// candidate list seen (the per-thread array: 8 bytes per id up to the largest member id, shared by every
+// client updated on the thread). Clients may be updated on several threads at once; the filter must not
+// update another client itself. Always-relevant ids above spatial_grid::max_id are ignored.
 
 #include <algorithm>
 #include <cstddef>
@@ -93,14 +97,19 @@ public:
         const float query_radius = std::max(enter_radius, leave_radius);
         const float enter_squared = enter_radius * enter_radius;
         candidates_.clear();
+        member_marks& marks = thread_marks();
+        marks.mark(ids_);
 
         // 1. Always-relevant ids: a member stays (unless its id now holds another entity: it leaves below and
         // the new one is a candidate), any other is a candidate ahead of every spatial one.
         for (const id_type id : always_relevant) {
+            if (id > spatial_grid::max_id) {
+                continue; // not an entity index (and the index table reserves the all-ones key)
+            }
             const generation_type generation = grid.generation_of(id);
-            const slot_type slot = index_.find(id);
+            const slot_type slot = marks.find(id);
             if (slot != npos && same_occupant(slot, generation)) {
-                seen_[slot] = kept;
+                states_[slot].seen = kept;
                 continue;
             }
             candidates_.push_back({always_relevant_key, id, generation});
@@ -109,10 +118,10 @@ public:
         // 2. The grid within the leave radius: members found stay, others within the enter radius are
         // candidates. The squared distances come from the grid, so they are the ones a scan would compute.
         grid.query_circle_entries(center_x, center_y, query_radius, [&](const grid_entry& entry, float d2) {
-            const slot_type slot = index_.find(entry.id);
+            const slot_type slot = marks.find(entry.id);
             if (slot != npos && same_occupant(slot, entry.generation)) {
-                if (seen_[slot] != kept) {
-                    seen_[slot] = may_be_relevant(entry.id) ? kept : vetoed;
+                if (states_[slot].seen != kept) {
+                    states_[slot].seen = may_be_relevant(entry.id) ? kept : vetoed;
                 }
                 return;
             }
@@ -124,13 +133,13 @@ public:
         // 3. Members not kept leave (back to front, so the member swapped into a freed slot was seen
         // already).
         for (std::size_t slot = ids_.size(); slot-- > 0;) {
-            if (seen_[slot] == kept) {
+            if (states_[slot].seen == kept) {
                 continue;
             }
             const id_type id = ids_[slot];
             leave_reason reason = leave_reason::forced;
-            if (seen_[slot] != vetoed) {
-                const generation_type entered_as = generations_[slot];
+            if (states_[slot].seen != vetoed) {
+                const generation_type entered_as = states_[slot].generation;
                 reason = entered_as != 0 && grid.generation_of(id) != entered_as
                              ? leave_reason::removed_from_grid
                              : leave_reason::out_of_range;
@@ -144,8 +153,7 @@ public:
         const std::size_t most_entering = std::min(candidates_.size(), max_entering_);
         index_.reserve(ids_.size() + candidates_.size());
         reserve_for(ids_, most_entering);
-        reserve_for(generations_, most_entering);
-        reserve_for(seen_, most_entering);
+        reserve_for(states_, most_entering);
         reserve_for(accumulators_, most_entering);
         reserve_for(out.entered, most_entering);
         std::size_t unique = 0;
@@ -170,8 +178,7 @@ public:
             }
             index_.assign(c.id, static_cast<slot_type>(ids_.size()));
             ids_.push_back(c.id);
-            generations_.push_back(c.generation);
-            seen_.push_back(kept);
+            states_.push_back({c.generation, kept});
             accumulators_.push_back(0.0f);
             out.entered.push_back(c.id);
         }
@@ -192,8 +199,7 @@ public:
     void clear() noexcept {
         index_.clear();
         ids_.clear();
-        generations_.clear();
-        seen_.clear();
+        states_.clear();
         accumulators_.clear();
     }
 
@@ -206,8 +212,8 @@ public:
     [[nodiscard]] slot_type slot_of(id_type id) const noexcept { return index_.find(id); }
     /// The grid generation a member was last seen with (0 for an always-relevant id not in the grid).
     [[nodiscard]] generation_type generation_at(slot_type slot) const noexcept {
-        ECSNET_ASSERT(slot < generations_.size(), "slot out of range");
-        return generations_[slot];
+        ECSNET_ASSERT(slot < states_.size(), "slot out of range");
+        return states_[slot].generation;
     }
     [[nodiscard]] std::size_t size() const noexcept { return ids_.size(); }
     [[nodiscard]] bool empty() const noexcept { return ids_.empty(); }
@@ -217,6 +223,52 @@ public:
     void set_max_entering(std::size_t count) noexcept { max_entering_ = std::max<std::size_t>(1, count); }
 
 private:
+    // id -> slot of the members of the client being updated, in an array indexed by id: the ids a query
+    // finds are looked up there rather than in the client's own table, because that array is shared by
+    // every client updated on the thread and stays in cache, where a thousand clients' tables do not.
+    // Marks carry the stamp of the update that wrote them, so nothing is ever cleared.
+    class member_marks {
+    public:
+        void mark(std::span<const id_type> members) {
+            if (++stamp_ == 0) { // wrapped: forget every old mark
+                std::fill(marks_.begin(), marks_.end(), mark_type{0, 0});
+                stamp_ = 1;
+            }
+            for (std::size_t slot = 0; slot < members.size(); ++slot) {
+                const id_type id = members[slot];
+                if (id >= marks_.size()) {
+                    grow(id);
+                }
+                marks_[id] = {stamp_, static_cast<slot_type>(slot)};
+            }
+        }
+        [[nodiscard]] slot_type find(id_type id) const noexcept {
+            return id < marks_.size() && marks_[id].stamp == stamp_ ? marks_[id].slot : npos;
+        }
+
+    private:
+        struct mark_type {
+            std::uint32_t stamp;
+            slot_type slot;
+        };
+        ECSNET_NOINLINE void grow(id_type id) {
+            marks_.resize(std::max<std::size_t>(std::size_t{id} + 1, marks_.size() * 2), mark_type{0, 0});
+        }
+        std::vector<mark_type> marks_;
+        std::uint32_t stamp_{0};
+    };
+
+    static member_marks& thread_marks() {
+        thread_local member_marks marks;
+        return marks;
+    }
+
+    // What an update reads per member found, together in one place.
+    struct member_state {
+        generation_type generation; // of the entity the member entered as (0: not in the grid then)
+        std::uint32_t seen;         // the epoch stamp of the last update that kept (or vetoed) it
+    };
+
     struct candidate {
         float key; // always_relevant_key, else the squared distance
         id_type id;
@@ -236,7 +288,7 @@ private:
     // Whether the member in `slot` is the entity now under its id. A member that entered while not in the
     // grid (generation 0, always-relevant) adopts the generation it is first found with.
     bool same_occupant(slot_type slot, generation_type generation) noexcept {
-        generation_type& entered_as = generations_[slot];
+        generation_type& entered_as = states_[slot].generation;
         if (entered_as == 0) {
             entered_as = generation;
             return true;
@@ -247,7 +299,9 @@ private:
     // Stamps tell "seen in this update" without clearing anything: two values per update (kept, vetoed).
     std::uint32_t next_epoch() noexcept {
         if (epoch_ >= std::numeric_limits<std::uint32_t>::max() - 4) {
-            std::fill(seen_.begin(), seen_.end(), 0);
+            for (member_state& state : states_) {
+                state.seen = 0;
+            }
             epoch_ = 0;
         }
         epoch_ += 2;
@@ -259,14 +313,12 @@ private:
         index_.erase(ids_[slot]);
         if (slot != last) {
             ids_[slot] = ids_[last];
-            generations_[slot] = generations_[last];
-            seen_[slot] = seen_[last];
+            states_[slot] = states_[last];
             accumulators_[slot] = accumulators_[last];
             index_.assign(ids_[slot], slot);
         }
         ids_.pop_back();
-        generations_.pop_back();
-        seen_.pop_back();
+        states_.pop_back();
         accumulators_.pop_back();
     }
 
@@ -283,8 +335,7 @@ private:
     std::uint32_t epoch_{0};
     id_slot_map index_;
     std::vector<id_type> ids_;
-    std::vector<generation_type> generations_;
-    std::vector<std::uint32_t> seen_;
+    std::vector<member_state> states_;
     std::vector<float> accumulators_;
     std::vector<candidate> candidates_;
 };
