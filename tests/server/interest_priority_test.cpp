@@ -31,16 +31,14 @@ bool same(const priority_candidate& a, const priority_candidate& b) {
            (a.priority == b.priority || (std::isnan(a.priority) && std::isnan(b.priority)));
 }
 
-// The obvious version: sort everything, walk in order, take what fits (the first always).
+// The obvious version: sort everything (ties keep their input order, NaN ranks as -infinity), walk in
+// order, take what fits (the first always).
 std::vector<priority_candidate> model_select(std::vector<priority_candidate> candidates,
                                              std::uint64_t budget) {
-    for (auto& c : candidates) {
-        if (std::isnan(c.priority)) {
-            c.priority = -inf;
-        }
-    }
-    std::sort(candidates.begin(), candidates.end(), [](const auto& a, const auto& b) {
-        return a.priority > b.priority || (a.priority == b.priority && a.slot < b.slot);
+    std::stable_sort(candidates.begin(), candidates.end(), [](const auto& a, const auto& b) {
+        const float pa = std::isnan(a.priority) ? -inf : a.priority;
+        const float pb = std::isnan(b.priority) ? -inf : b.priority;
+        return pa > pb;
     });
     std::vector<priority_candidate> chosen;
     std::uint64_t used = 0;
@@ -131,7 +129,7 @@ TEST(PrioritySelector, AccumulatesClampedWeightsAndResetsWhatItSends) {
     selector.accumulate_and_select(accumulators, pending, 200, out);
     ASSERT_EQ(out.size(), 2u);
     EXPECT_EQ(out[0].slot, 1u); // 4
-    EXPECT_EQ(out[1].slot, 2u); // 4 too: ties go to the lower slot
+    EXPECT_EQ(out[1].slot, 2u); // 4 too: ties keep the input order
     EXPECT_EQ(accumulators, (std::vector<float>{2.0f, 0.0f, 0.0f, 2.0f}));
     EXPECT_THROW(priority_selector({0.0f, 1.0f}), std::invalid_argument);
     EXPECT_THROW(priority_selector({2.0f, 1.0f}), std::invalid_argument);

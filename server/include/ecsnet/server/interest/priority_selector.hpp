@@ -7,7 +7,8 @@
 // Each relevant id has an accumulator (client_relevancy::accumulators(), one float per slot). Every tick
 // an id has something to send it gains a weight (its importance, e.g. distance_weight.hpp, clamped to the
 // selector's weight_range) and is a candidate with its accumulator as priority; the selection walks the
-// candidates by decreasing priority (ties: lower slot first) and takes each one that still fits the budget;
+// candidates by decreasing priority (ties: the earlier in the input first) and takes each one that still
+// fits the budget;
 // the first is taken even when it alone exceeds the budget, so every tick makes progress. Those sent start
 // again from zero, the others keep what they have, so a far or unimportant entity is late, never forgotten.
 //
@@ -42,6 +43,7 @@
 // only reorder near-exact ties, moving a wait by a tick or so; the randomized test runs on the floats.
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -54,10 +56,10 @@
 namespace ecsnet::server::interest {
 
 struct priority_candidate {
-    /// A client_relevancy slot (or any key of the caller's: an id works too), distinct within a call.
+    /// A client_relevancy slot (or any key of the caller's: an id works too).
     std::uint32_t slot;
     std::uint32_t size_bits;
-    float priority; // NaN counts as the lowest priority
+    float priority; // NaN ranks lowest (as -infinity); -0 as +0
 };
 
 struct pending_send {
@@ -88,7 +90,8 @@ public:
 
     [[nodiscard]] const weight_range& weights() const noexcept { return weights_; }
 
-    /// The selection alone: replaces `out` with the chosen candidates, in priority order.
+    /// The selection alone: replaces `out` with the chosen candidates, in priority order. At most 2^32
+    /// candidates.
     void select(std::span<const priority_candidate> candidates, std::uint64_t budget_bits,
                 std::vector<priority_candidate>& out) {
         scratch_.assign(candidates.begin(), candidates.end());
@@ -120,27 +123,22 @@ public:
     }
 
 private:
-    struct higher_first {
-        bool operator()(const priority_candidate& a, const priority_candidate& b) const noexcept {
-            return a.priority > b.priority || (a.priority == b.priority && a.slot < b.slot);
-        }
-    };
-
-    // The greedy walk over scratch_ in priority order, sorting only as far as the walk goes: batches of
-    // doubling size are split off the rest with nth_element and sorted, until the budget cannot take even
-    // the smallest candidate.
+    // The greedy walk in priority order, sorting only as far as the walk goes: batches of doubling size are
+    // split off the rest with nth_element and sorted, until the budget cannot take even the smallest
+    // candidate. What is sorted is one 64-bit key per candidate, its priority mapped to an order-preserving
+    // unsigned (inverted: highest first) above its position, so a comparison is one integer compare.
     void choose(std::uint64_t budget_bits, std::vector<priority_candidate>& out) {
         out.clear();
         const std::size_t count = scratch_.size();
         if (count == 0) {
             return;
         }
+        keys_.resize(count);
         std::uint64_t total_bits = 0;
         std::uint32_t smallest = std::numeric_limits<std::uint32_t>::max();
-        for (priority_candidate& c : scratch_) {
-            if (c.priority != c.priority) { // NaN would break the ordering's strict weak order
-                c.priority = -std::numeric_limits<float>::infinity();
-            }
+        for (std::size_t k = 0; k < count; ++k) {
+            const priority_candidate& c = scratch_[k];
+            keys_[k] = std::uint64_t{descending(c.priority)} << 32 | k;
             total_bits += c.size_bits;
             smallest = std::min(smallest, c.size_bits);
         }
@@ -148,17 +146,16 @@ private:
         const std::uint64_t fits = budget_bits / std::max<std::uint64_t>(1, total_bits / count);
         std::size_t batch = fits >= count ? count : std::min<std::size_t>(count, fits + fits / 2 + 8);
         std::uint64_t used = 0;
-        const auto begin = scratch_.begin();
+        const auto begin = keys_.begin();
         for (std::size_t first = 0; first < count; first += batch, batch *= 2) {
             const std::size_t last = std::min(count, first + batch);
             if (last < count) {
                 std::nth_element(begin + static_cast<std::ptrdiff_t>(first),
-                                 begin + static_cast<std::ptrdiff_t>(last), scratch_.end(), higher_first{});
+                                 begin + static_cast<std::ptrdiff_t>(last), keys_.end());
             }
-            std::sort(begin + static_cast<std::ptrdiff_t>(first), begin + static_cast<std::ptrdiff_t>(last),
-                      higher_first{});
+            std::sort(begin + static_cast<std::ptrdiff_t>(first), begin + static_cast<std::ptrdiff_t>(last));
             for (std::size_t k = first; k < last; ++k) {
-                const priority_candidate& c = scratch_[k];
+                const priority_candidate& c = scratch_[keys_[k] & 0xFFFFFFFFu];
                 if (out.empty() || used + c.size_bits <= budget_bits) {
                     out.push_back(c);
                     used += c.size_bits;
@@ -170,8 +167,18 @@ private:
         }
     }
 
+    // Higher priority -> smaller value: the float's bits flipped into an unsigned order (negative floats
+    // inverted, positive ones above them), then inverted. NaN ranks as -infinity, -0 as +0.
+    [[nodiscard]] static std::uint32_t descending(float priority) noexcept {
+        const float p = priority != priority ? -std::numeric_limits<float>::infinity() : priority + 0.0f;
+        const auto bits = std::bit_cast<std::uint32_t>(p);
+        const std::uint32_t ascending = (bits & 0x80000000u) != 0 ? ~bits : bits | 0x80000000u;
+        return ~ascending;
+    }
+
     weight_range weights_;
     std::vector<priority_candidate> scratch_;
+    std::vector<std::uint64_t> keys_;
 };
 
 } // namespace ecsnet::server::interest
