@@ -22,11 +22,13 @@
 //   with period 1, a quarter with period 4: the staggered schedule), against the brute-force scan of every
 //   id for the same clients.
 // BM_Select/<candidates>: priority_selector::select of 200 candidates (40-400 bits) under 9,600 bits,
-//   against sorting all of them and walking; BM_AccumulateAndSelect the same with accumulation.
+//   against sorting all of them and walking; BM_AccumulateAndSelect the same with accumulation (weights
+//   1-10) and reset, on both sides.
 //
 // `interest_bench --probe=<kernel> <ticks>` runs one kernel for valgrind --tool=callgrind instruction counts
-// (run it with two tick counts and divide the difference): move_still (10,000 moves that stay in their
-// cell), move_tick (a tick of the scene: 20% moving), relevancy (1,000 client updates), select.
+// (run it with two tick counts and divide the difference): move_still (11,000 moves that stay in their
+// cell), move_tick (a tick of the scene: 20% moving), relevancy (a tick of the scene and 1,000 client
+// updates), select and accumulate (1,000 of them).
 
 #include <algorithm>
 #include <chrono>
@@ -419,12 +421,33 @@ void BM_Select(benchmark::State& state) {
     state.counters["chosen"] = static_cast<double>(chosen) / (static_cast<double>(state.iterations()) * reps);
 }
 
+// The floor of accumulate_and_select: the same accumulation and reset around a full sort.
+[[gnu::noinline]] std::size_t accumulate_sort_and_walk(std::vector<float>& accumulators,
+                                                       std::span<const pending_send> pending,
+                                                       std::vector<priority_candidate>& candidates,
+                                                       std::vector<priority_candidate>& buffer,
+                                                       std::vector<priority_candidate>& out) {
+    candidates.clear();
+    for (const auto& p : pending) {
+        float& a = accumulators[p.slot];
+        a += std::clamp(p.weight, 1.0f, 10.0f);
+        candidates.push_back({p.slot, p.size_bits, a});
+    }
+    sort_and_walk(buffer, candidates, out);
+    for (const auto& c : out) {
+        accumulators[c.slot] = 0.0f;
+    }
+    return out.size();
+}
+
 void BM_AccumulateAndSelect(benchmark::State& state) {
     const auto count = static_cast<std::size_t>(state.range(0));
     constexpr int reps = 1000;
     const selection_input in = make_selection(count, 1);
     priority_selector selector({1, 10});
     std::vector<float> accumulators(count, 0.0f);
+    std::vector<float> floor_accumulators(count, 0.0f);
+    std::vector<priority_candidate> candidates;
     std::vector<priority_candidate> buffer;
     std::vector<priority_candidate> out;
     compare(
@@ -439,7 +462,8 @@ void BM_AccumulateAndSelect(benchmark::State& state) {
         [&] {
             return seconds([&] {
                 for (int r = 0; r < reps; ++r) {
-                    benchmark::DoNotOptimize(sort_and_walk(buffer, in.candidates, out));
+                    benchmark::DoNotOptimize(
+                        accumulate_sort_and_walk(floor_accumulators, in.pending, candidates, buffer, out));
                 }
             });
         });
@@ -486,6 +510,14 @@ int probe(const std::string& kernel, int ticks) {
             move_all(grid, positions);
             update_clients(grid, positions, clients, all, changes);
         }
+    } else if (kernel == "accumulate") {
+        const selection_input in = make_selection(200, 3);
+        priority_selector selector({1, 10});
+        std::vector<float> accumulators(200, 0.0f);
+        std::vector<priority_candidate> out;
+        for (int t = 0; t < ticks * 1000; ++t) {
+            selector.accumulate_and_select(accumulators, in.pending, budget_bits, out);
+        }
     } else if (kernel == "select") {
         const selection_input in = make_selection(200, 3);
         priority_selector selector;
@@ -494,7 +526,8 @@ int probe(const std::string& kernel, int ticks) {
             selector.select(in.candidates, budget_bits, out);
         }
     } else {
-        std::fprintf(stderr, "unknown probe %s (move_still, move_tick, relevancy, select)\n", kernel.c_str());
+        std::fprintf(stderr, "unknown probe %s (move_still, move_tick, relevancy, select, accumulate)\n",
+                     kernel.c_str());
         return 2;
     }
     std::printf("%zu\n", grid.size());

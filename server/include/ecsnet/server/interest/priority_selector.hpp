@@ -104,18 +104,17 @@ public:
     /// NaN (never made by this class) counts as 0.
     void accumulate_and_select(std::span<float> accumulators, std::span<const pending_send> pending,
                                std::uint64_t budget_bits, std::vector<priority_candidate>& out) {
-        scratch_.clear();
-        if (scratch_.capacity() < pending.size()) {
-            scratch_.reserve(pending.size());
-        }
+        scratch_.resize(pending.size()); // written by index below: no capacity check per candidate
+        std::size_t count = 0;
         for (const pending_send& p : pending) {
             if (p.slot >= accumulators.size()) {
                 continue;
             }
             float& accumulated = accumulators[p.slot];
-            accumulated = (accumulated >= 0.0f ? accumulated : 0.0f) + weights_.clamp(p.weight);
-            scratch_.push_back({p.slot, p.size_bits, accumulated});
+            accumulated = (accumulated > 0.0f ? accumulated : 0.0f) + weights_.clamp(p.weight);
+            scratch_[count++] = {p.slot, p.size_bits, accumulated};
         }
+        scratch_.resize(count);
         choose(budget_bits, out);
         for (const priority_candidate& chosen : out) {
             accumulators[chosen.slot] = 0.0f;
