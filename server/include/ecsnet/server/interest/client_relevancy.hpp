@@ -46,10 +46,12 @@
 namespace ecsnet::server::interest {
 
 enum class leave_reason : std::uint8_t {
-    out_of_range,      // beyond the leave radius, or no longer always-relevant
-    removed_from_grid, // erased from the grid, or its id now holds another entity: tell the client
-                       // "destroyed"
-    forced,            // force_out(), or vetoed by the update's filter
+    /// Beyond the leave radius, or no longer always-relevant: tell the client "out of relevancy".
+    out_of_range,
+    /// Erased from the grid, or its id now holds another entity: tell the client "destroyed".
+    removed_from_grid,
+    /// force_out(), or vetoed by the update's filter.
+    forced,
 };
 
 struct left_id {

@@ -124,11 +124,12 @@ public:
 private:
     // The greedy walk in priority order, sorting only as far as the walk goes: batches of doubling size are
     // split off the rest with nth_element and sorted, until the budget cannot take even the smallest
-    // candidate. What is sorted is one 64-bit key per candidate, its priority mapped to an order-preserving
-    // unsigned (inverted: highest first) above its position, so a comparison is one integer compare.
+    // candidate; after each batch the rest loses what can no longer fit. What is sorted is one 64-bit key per
+    // candidate, its priority mapped to an order-preserving unsigned (inverted: highest first) above its
+    // position, so a comparison is one integer compare.
     void choose(std::uint64_t budget_bits, std::vector<priority_candidate>& out) {
         out.clear();
-        const std::size_t count = scratch_.size();
+        std::size_t count = scratch_.size();
         if (count == 0) {
             return;
         }
@@ -145,14 +146,13 @@ private:
         const std::uint64_t fits = budget_bits / std::max<std::uint64_t>(1, total_bits / count);
         std::size_t batch = fits >= count ? count : std::min<std::size_t>(count, fits + fits / 2 + 8);
         std::uint64_t used = 0;
-        const auto begin = keys_.begin();
+        const auto at = [this](std::size_t k) { return keys_.begin() + static_cast<std::ptrdiff_t>(k); };
         for (std::size_t first = 0; first < count; first += batch, batch *= 2) {
             const std::size_t last = std::min(count, first + batch);
             if (last < count) {
-                std::nth_element(begin + static_cast<std::ptrdiff_t>(first),
-                                 begin + static_cast<std::ptrdiff_t>(last), keys_.end());
+                std::nth_element(at(first), at(last), at(count));
             }
-            std::sort(begin + static_cast<std::ptrdiff_t>(first), begin + static_cast<std::ptrdiff_t>(last));
+            std::sort(at(first), at(last));
             for (std::size_t k = first; k < last; ++k) {
                 const priority_candidate& c = scratch_[keys_[k] & 0xFFFFFFFFu];
                 if (out.empty() || used + c.size_bits <= budget_bits) {
@@ -163,6 +163,16 @@ private:
                     }
                 }
             }
+            // The rest all rank below what was walked, and the room only shrinks: those larger than the room
+            // now would be skipped anyway. Dropping them (branch-free) keeps the next batches small.
+            const std::uint64_t room = budget_bits - used;
+            std::size_t kept = last;
+            for (std::size_t k = last; k < count; ++k) {
+                const std::uint64_t key = keys_[k];
+                keys_[kept] = key;
+                kept += scratch_[key & 0xFFFFFFFFu].size_bits <= room ? 1 : 0;
+            }
+            count = kept;
         }
     }
 
