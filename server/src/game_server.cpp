@@ -267,8 +267,8 @@ std::vector<client_info> game_server::clients() {
     std::vector<client_info> out;
     connections_.for_each([&out](connection& c) {
         const auto& s = c.state();
-        out.push_back(client_info{s.id, s.name, c.remote(), s.state == session::phase::playing, s.avatar, s.acked,
-                                  s.sent, c.unsent_bytes(), c.bytes_sent(), c.bytes_received()});
+        out.push_back(client_info{s.id, s.name, c.remote(), s.state == session::phase::playing, s.avatar,
+                                  s.acked, s.sent, c.unsent_bytes(), c.bytes_sent(), c.bytes_received()});
     });
     return out;
 }

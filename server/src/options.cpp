@@ -71,8 +71,9 @@ parsed_options parse_options(int argc, const char* const* argv) {
         ->check(CLI::Range(std::size_t{64}, std::size_t{64} << 20))
         ->capture_default_str();
 
-    app.add_option("--relevancy-radius", options.relevancy_radius,
-                   "clients receive the entities within this many metres of their avatar (0: the whole world)")
+    app.add_option(
+           "--relevancy-radius", options.relevancy_radius,
+           "clients receive the entities within this many metres of their avatar (0: the whole world)")
         ->check(CLI::Range(0.0F, 100'000.0F))
         ->capture_default_str();
     app.add_option("--client-budget-kbps", options.client_budget_kbps,

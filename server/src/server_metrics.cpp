@@ -60,9 +60,9 @@ server_metrics::server_metrics()
     , view_cache_hits{registry.add_counter(
           "ecsnet_encode_cache_hits_total",
           "Entity codes found already coded this tick for another client (serialize once).")}
-    , view_bits_coded{registry.add_counter("ecsnet_encode_bits_coded_total",
-                                           "Bits of entity codes the shared view encoder coded.")}
-    , view_bits_copied{registry.add_counter("ecsnet_encode_bits_copied_total",
-                                            "Bits of entity codes copied into clients' snapshots.")} {}
+    , view_bytes_coded{registry.add_counter("ecsnet_encode_coded_bytes_total",
+                                            "Bytes of entity codes the shared view encoder coded.")}
+    , view_bytes_copied{registry.add_counter("ecsnet_encode_copied_bytes_total",
+                                             "Bytes of entity codes copied into clients' snapshots.")} {}
 
 } // namespace ecsnet::server

@@ -32,7 +32,9 @@ using namespace std::chrono_literals;
 /// A running server on its own thread; stop() (or the destructor) shuts it down and joins.
 class test_server {
 public:
-    explicit test_server(std::size_t npcs = 300, std::uint32_t tick_rate = 30) {
+    /// relevancy_radius 0: every client sees the whole world; above 0, interest-managed views.
+    explicit test_server(std::size_t npcs = 300, std::uint32_t tick_rate = 30,
+                         float relevancy_radius = 0.0F) {
         spdlog::set_level(spdlog::level::warn);
         server::server_options options;
         options.bind_address = "127.0.0.1";
@@ -41,6 +43,7 @@ public:
         options.tick_rate = tick_rate;
         options.npcs = npcs;
         options.workers = 1;
+        options.relevancy_radius = relevancy_radius;
         server::arena_options arena;
         arena.npcs = npcs;
         arena.tick_rate = tick_rate;

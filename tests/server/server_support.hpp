@@ -36,6 +36,7 @@ inline server::server_options test_options(std::size_t npcs = 200) {
     options.npcs = npcs;
     options.workers = 2;
     options.log_level = "warn";
+    options.relevancy_radius = 0.0F; // every client sees the whole world (the interest tests set a radius)
     return options;
 }
 

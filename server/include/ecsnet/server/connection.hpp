@@ -82,8 +82,8 @@ struct session {
     std::string name;
     entity avatar{null_entity};
     std::unique_ptr<client_replication> replication; // what its replicator keeps of it (after the handshake)
-    std::optional<proto::tick_type> acked; // newest tick acked
-    std::optional<proto::tick_type> sent;  // newest tick sent
+    std::optional<proto::tick_type> acked;           // newest tick acked
+    std::optional<proto::tick_type> sent;            // newest tick sent
     // Newest tick acked, or the first tick sent while none is: snapshots wait once `sent` is
     // server_options::max_unacked_ticks past it.
     std::optional<proto::tick_type> ack_anchor;

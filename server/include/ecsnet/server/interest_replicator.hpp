@@ -61,8 +61,8 @@ class interest_replicator final : public replicator {
 public:
     /// Throws std::invalid_argument when the spatial layout does not name two fields of one component of
     /// the schema.
-    interest_replicator(game_world& world, const proto::snapshot_history& history, const spatial_layout& layout,
-                        interest_options options, server_metrics& metrics);
+    interest_replicator(game_world& world, const proto::snapshot_history& history,
+                        const spatial_layout& layout, interest_options options, server_metrics& metrics);
     ~interest_replicator() override;
 
     [[nodiscard]] bool interest_managed() const noexcept override { return true; }
@@ -109,15 +109,15 @@ private:
     proto::tick_type tick_{};
     std::int64_t time_offset_us_{};
     std::vector<client_state*> clients_; // dense: a client's position is its place in the schedule
-    std::vector<std::uint32_t> in_grid_;  // generation inserted per index (0: not in the grid)
+    std::vector<std::uint32_t> in_grid_; // per index: 1 + the generation inserted (0: not in the grid)
 
     // The game's relevance marks, read each tick.
-    std::vector<std::uint32_t> always_;           // indices relevant to everyone
+    std::vector<std::uint32_t> always_;                      // indices relevant to everyone
     std::vector<std::pair<client_id, std::uint32_t>> owned_; // (owner, index), sorted
-    std::vector<std::uint8_t> vetoed_;            // by index: hidden, or owner-only
-    std::vector<client_id> owner_of_;             // by index, for owner-only ones
-    std::vector<float> priority_;                 // by index (1 unless marked)
-    std::vector<std::uint32_t> marked_;           // indices with a mark this tick (to reset next tick)
+    std::vector<std::uint8_t> vetoed_;                       // by index: hidden, or owner-only
+    std::vector<client_id> owner_of_;                        // by index, for owner-only ones
+    std::vector<float> priority_;                            // by index (1 unless marked)
+    std::vector<std::uint32_t> marked_; // indices with a mark this tick (to reset next tick)
 
     // scratch
     interest::relevancy_changes changes_;

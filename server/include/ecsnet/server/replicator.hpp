@@ -57,9 +57,8 @@ public:
     virtual void tick(proto::tick_type tick, std::uint64_t server_time_us) = 0;
 
     /// A client completed its handshake: its state, or why it cannot be served.
-    virtual std::unique_ptr<client_replication> join(client_id client, entity avatar,
-                                                      const v1::ClientHello& hello,
-                                                      std::optional<refusal>& refused) = 0;
+    virtual std::unique_ptr<client_replication>
+    join(client_id client, entity avatar, const v1::ClientHello& hello, std::optional<refusal>& refused) = 0;
     /// The client left.
     virtual void leave(client_replication& client) = 0;
     /// What the ServerWelcome says of replication.

@@ -32,8 +32,8 @@ struct server_metrics {
     counter& deferred_entities;
     counter& view_cache_lookups;
     counter& view_cache_hits;
-    counter& view_bits_coded;
-    counter& view_bits_copied;
+    counter& view_bytes_coded;
+    counter& view_bytes_copied;
 
     server_metrics();
 };

@@ -1,0 +1,131 @@
+// Interest management end to end (issue 15): a server with a relevancy radius, SDK clients that steer their
+// avatars, and what each of them mirrors.
+// - every applied view passes the mirror's checks (header, lists, checksum of the whole view) and the
+//   registry equals the view (verify), with no refusal;
+// - a client mirrors only what is near its avatar: every mirrored entity is within the leave radius of the
+//   avatar's mirrored position (with the margin of an entity's travel between recomputations), and it
+//   mirrors far fewer entities than the world holds;
+// - entities that go out of range are destroyed in the mirror with removal_reason::out_of_relevancy, and
+//   the avatar of a client that leaves is destroyed with removal_reason::destroyed;
+// - a client asking for a budget too small for its own avatar is refused with BUDGET_TOO_SMALL;
+// - a thin client (no mirror) stays connected and acks, and the server keeps sending to it.
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include <gtest/gtest.h>
+
+#include "client_support.hpp"
+#include "ecsnet/arena/input.hpp"
+#include "ecsnet/server/interest_replicator.hpp"
+
+namespace {
+
+using namespace ecsnet;
+using namespace ecsnet::client::testing;
+using ecsnet::arena::Transform;
+
+constexpr float radius = 120.0F;
+
+ecsnet::client::client_options named(std::string name) {
+    ecsnet::client::client_options options;
+    options.name = std::move(name);
+    options.interpolation_states = 0;
+    return options;
+}
+
+struct removal_counter {
+    std::map<proto::removal_reason, std::size_t> by_reason;
+};
+
+TEST(InterestEndToEnd, ClientsMirrorOnlyWhatIsNearAndEverythingTheyMirrorIsExact) {
+    test_server server{3000, 30, radius};
+    ecsnet::client::client walker{arena::replicated_schema(), named("walker")};
+    ecsnet::client::client watcher{arena::replicated_schema(), named("watcher")};
+    removal_counter removed;
+    std::size_t refusals = 0;
+    std::size_t applied = 0;
+    std::size_t checked = 0;
+    double farthest = 0.0;
+    std::size_t largest_view = 0;
+    walker.registry().on_destroy<proto::net_id>().connect([&](registry& reg, entity e) {
+        static_cast<void>(reg);
+        ++removed.by_reason[walker.mirror().removal_reason_of(e)];
+    });
+    walker.on_snapshot_refused([&](const proto::error&) { ++refusals; });
+    walker.on_snapshot([&](const proto::applied_snapshot&) {
+        ++applied;
+        ASSERT_TRUE(walker.mirror().verify());
+        const auto me = walker.own_entity();
+        const auto* mine = me == null_entity ? nullptr : walker.registry().try_get<Transform>(me);
+        if (mine == nullptr) {
+            return;
+        }
+        std::size_t count = 0;
+        walker.registry().view<const Transform>().each([&](entity e, const Transform& t) {
+            ++count;
+            static_cast<void>(e);
+            farthest = std::max(farthest, std::hypot(double{t.x} - mine->x, double{t.y} - mine->y));
+        });
+        largest_view = std::max(largest_view, count);
+        ++checked;
+    });
+    ASSERT_TRUE(walker.connect("127.0.0.1", server.port()));
+    ASSERT_TRUE(watcher.connect("127.0.0.1", server.port()));
+    ASSERT_TRUE(
+        poll_until(walker, [&] { return walker.state() == ecsnet::client::client_state::connected; }));
+    EXPECT_TRUE(walker.interest_managed());
+    // The walker crosses the arena fast, so entities keep entering and leaving its view.
+    const auto deadline = std::chrono::steady_clock::now() + 4s;
+    while (std::chrono::steady_clock::now() < deadline) {
+        walker.send_input(arena::encode(arena::move_input{0, 1.0F, 0.3F, 8.0F}));
+        walker.poll();
+        watcher.poll();
+        std::this_thread::sleep_for(15ms);
+    }
+    EXPECT_GT(applied, 80U);
+    EXPECT_GT(checked, 80U);
+    EXPECT_EQ(refusals, 0U);
+    // Entities move up to 8 m/s and the set is recomputed every 2 ticks: a margin of a few metres.
+    EXPECT_LE(farthest, radius * 1.1 + 5.0);
+    EXPECT_LT(largest_view, 600U) << "a client mirrors a small part of 3,000 entities";
+    EXPECT_GT(removed.by_reason[proto::removal_reason::out_of_relevancy], 0U);
+    EXPECT_EQ(removed.by_reason[proto::removal_reason::none], 0U) << "every removal says why";
+
+    // The watcher leaves: if it was in the walker's view, its avatar is destroyed, not out of relevancy.
+    watcher.close();
+    poll_for(walker, 300ms);
+    EXPECT_EQ(walker.stats().checksum_mismatches, 0U);
+    EXPECT_EQ(walker.stats().snapshots_refused, 0U);
+}
+
+TEST(InterestEndToEnd, ABudgetTooSmallForTheOwnAvatarIsRefusedAtConnect) {
+    test_server server{200, 30, radius};
+    auto options = named("starved");
+    options.max_receive_kbps = 1; // 4 bytes a tick
+    ecsnet::client::client c{arena::replicated_schema(), options};
+    ASSERT_TRUE(c.connect("127.0.0.1", server.port()));
+    ASSERT_TRUE(poll_until(c, [&] { return c.state() == ecsnet::client::client_state::disconnected; }));
+    EXPECT_EQ(c.disconnect_reason(), ecsnet::client::disconnect_reason::budget_too_small);
+    EXPECT_NE(c.disconnect_message().find("kbps"), std::string::npos) << c.disconnect_message();
+}
+
+TEST(InterestEndToEnd, AThinClientAcksWithoutMirroringAndKeepsReceiving) {
+    test_server server{1000, 30, radius};
+    auto options = named("thin");
+    options.thin = true;
+    ecsnet::client::client c{arena::replicated_schema(), options};
+    ASSERT_TRUE(c.connect("127.0.0.1", server.port()));
+    poll_for(c, 1500ms);
+    EXPECT_EQ(c.state(), ecsnet::client::client_state::connected);
+    EXPECT_GT(c.stats().snapshots_applied, 30U);
+    EXPECT_EQ(c.registry().alive(), 0U) << "a thin client mirrors nothing";
+    // Its acks keep the server sending deltas, not full states.
+    const auto infos = server.server().call([&] { return server.server().clients(); });
+    ASSERT_EQ(infos.size(), 1U);
+    ASSERT_TRUE(infos[0].acked.has_value());
+    EXPECT_GT(*infos[0].acked, 20U);
+}
+
+} // namespace
