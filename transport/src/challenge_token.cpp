@@ -2,15 +2,15 @@
 
 #include <sodium.h>
 
-#include "byte_io.hpp"
+#include "wire_io.hpp"
 #include "sodium_init.hpp"
 
 namespace ecsnet::transport {
 
 namespace {
 
-using detail::byte_reader;
-using detail::byte_writer;
+using detail::wire_reader;
+using detail::wire_writer;
 
 constexpr std::size_t plaintext_bytes = challenge_token_bytes - mac_bytes; // 380
 static_assert(plaintext_bytes ==
@@ -19,7 +19,7 @@ static_assert(plaintext_bytes ==
 // version info, protocol id, the client's address (type, 16 bytes of IP zero-extended, port): 40 bytes.
 std::array<std::uint8_t, 13 + 8 + 19> associated_data(std::uint64_t protocol_id, const net_address& client) {
     std::array<std::uint8_t, 13 + 8 + 19> ad{};
-    byte_writer out{ad};
+    wire_writer out{ad};
     out.bytes(version_info);
     out.u64(protocol_id);
     const auto address = client.normalized();
@@ -42,7 +42,7 @@ std::array<std::uint8_t, crypto_aead_chacha20poly1305_IETF_NPUBBYTES> nonce_of(s
 sealed_challenge seal_challenge(const challenge_contents& contents, std::uint64_t sequence,
                                 const net_address& client, std::uint64_t protocol_id, const key& k) {
     std::array<std::uint8_t, plaintext_bytes> plaintext{};
-    byte_writer out{plaintext};
+    wire_writer out{plaintext};
     out.u64(contents.client_id);
     out.u64(contents.token_expire_timestamp);
     out.u32(contents.timeout_seconds);
@@ -78,7 +78,7 @@ std::optional<challenge_contents> open_challenge(std::span<const std::uint8_t> s
                                                   k.data()) != 0) {
         return std::nullopt;
     }
-    byte_reader in{plaintext};
+    wire_reader in{plaintext};
     challenge_contents contents;
     contents.client_id = in.u64();
     contents.token_expire_timestamp = in.u64();

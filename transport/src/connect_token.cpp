@@ -5,15 +5,15 @@
 #include <algorithm>
 #include <chrono>
 
-#include "byte_io.hpp"
+#include "wire_io.hpp"
 #include "sodium_init.hpp"
 
 namespace ecsnet::transport {
 
 namespace {
 
-using detail::byte_reader;
-using detail::byte_writer;
+using detail::wire_reader;
+using detail::wire_writer;
 
 constexpr std::size_t private_plaintext_bytes = private_token_bytes - mac_bytes; // 1,008
 
@@ -21,7 +21,7 @@ constexpr std::size_t private_plaintext_bytes = private_token_bytes - mac_bytes;
 std::array<std::uint8_t, 13 + 8 + 8> private_associated_data(std::uint64_t protocol_id,
                                                              std::uint64_t expire_timestamp) {
     std::array<std::uint8_t, 13 + 8 + 8> ad{};
-    byte_writer out{ad};
+    wire_writer out{ad};
     out.bytes(version_info);
     out.u64(protocol_id);
     out.u64(expire_timestamp);
@@ -32,7 +32,7 @@ bool valid_address(const net_address& address) noexcept {
     return address.is_set() && address.port != 0;
 }
 
-token_error read_addresses(byte_reader& in, std::vector<net_address>& out) {
+token_error read_addresses(wire_reader& in, std::vector<net_address>& out) {
     const auto count = in.u32();
     if (!in.ok() || count == 0 || count > max_token_servers) {
         return token_error::bad_address_count;
@@ -49,7 +49,7 @@ token_error read_addresses(byte_reader& in, std::vector<net_address>& out) {
     return token_error::none;
 }
 
-void write_addresses(byte_writer& out, const std::vector<net_address>& addresses) {
+void write_addresses(wire_writer& out, const std::vector<net_address>& addresses) {
     out.u32(static_cast<std::uint32_t>(addresses.size()));
     for (const auto& address : addresses) {
         out.address(address);
@@ -125,7 +125,7 @@ outcome<connect_token, token_error> issue_token(const token_params& params, cons
     token.server_to_client_key = generate_key();
 
     std::array<std::uint8_t, private_plaintext_bytes> plaintext{};
-    byte_writer out{plaintext};
+    wire_writer out{plaintext};
     out.u64(params.client_id);
     out.u32(token.timeout_seconds);
     write_addresses(out, token.server_addresses);
@@ -147,7 +147,7 @@ outcome<connect_token, token_error> issue_token(const token_params& params, cons
 
 std::array<std::uint8_t, connect_token_bytes> serialize(const connect_token& token) {
     std::array<std::uint8_t, connect_token_bytes> bytes{};
-    byte_writer out{bytes};
+    wire_writer out{bytes};
     out.bytes(version_info);
     out.u64(token.protocol_id);
     out.u64(token.create_timestamp);
@@ -175,7 +175,7 @@ outcome<connect_token, token_error> read_token(std::span<const std::uint8_t> byt
     if (bytes.size() != connect_token_bytes) {
         return token_error::wrong_size;
     }
-    byte_reader in{bytes};
+    wire_reader in{bytes};
     const auto version = in.bytes(version_info.size());
     if (!std::equal(version.begin(), version.end(), version_info.begin())) {
         return token_error::bad_version;
@@ -242,7 +242,7 @@ outcome<private_token, token_error> parse_private_token(std::span<const std::uin
     if (plaintext.size() != private_plaintext_bytes) {
         return token_error::wrong_size;
     }
-    byte_reader in{plaintext};
+    wire_reader in{plaintext};
     private_token token;
     token.client_id = in.u64();
     token.timeout_seconds = in.u32();

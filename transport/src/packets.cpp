@@ -3,14 +3,14 @@
 #include <algorithm>
 #include <cstring>
 
-#include "byte_io.hpp"
+#include "wire_io.hpp"
 
 namespace ecsnet::transport {
 
 namespace {
 
-using detail::byte_reader;
-using detail::byte_writer;
+using detail::wire_reader;
+using detail::wire_writer;
 
 // Length of the well-formed UTF-8 character starting at text[i], or 0 if none starts there.
 std::size_t utf8_char_length(std::string_view text, std::size_t i) noexcept {
@@ -99,7 +99,7 @@ std::string_view to_string(denial_reason reason) noexcept {
 
 connection_request_bytes_t write_connection_request(const connect_token& token) {
     connection_request_bytes_t bytes{};
-    byte_writer out{bytes};
+    wire_writer out{bytes};
     out.u8(static_cast<std::uint8_t>(packet_type::connection_request));
     out.bytes(version_info);
     out.u64(token.protocol_id);
@@ -120,7 +120,7 @@ read_connection_request(std::span<const std::uint8_t> datagram) noexcept {
     if (!std::equal(version_info.begin(), version_info.end(), datagram.begin() + 1)) {
         return drop_reason::wrong_version;
     }
-    byte_reader in{datagram.subspan(1 + version_info.size())};
+    wire_reader in{datagram.subspan(1 + version_info.size())};
     const auto protocol_id = in.u64();
     const auto expire_timestamp = in.u64();
     const auto nonce = in.bytes(token_nonce_bytes);
@@ -144,7 +144,7 @@ outcome<denial_reason, drop_reason> read_denied(std::span<const std::uint8_t> da
 
 std::array<std::uint8_t, challenge_data_bytes> write_challenge(const challenge_data& challenge) {
     std::array<std::uint8_t, challenge_data_bytes> bytes{};
-    byte_writer out{bytes};
+    wire_writer out{bytes};
     out.u64(challenge.challenge_sequence);
     out.bytes(challenge.salt);
     out.bytes(challenge.token);
@@ -155,7 +155,7 @@ outcome<challenge_data, drop_reason> read_challenge(std::span<const std::uint8_t
     if (data.size() != challenge_data_bytes) {
         return drop_reason::malformed;
     }
-    byte_reader in{data};
+    wire_reader in{data};
     challenge_data challenge;
     challenge.challenge_sequence = in.u64();
     in.copy_to(challenge.salt);
@@ -165,7 +165,7 @@ outcome<challenge_data, drop_reason> read_challenge(std::span<const std::uint8_t
 
 std::array<std::uint8_t, response_data_bytes> write_response(const response_data& response) {
     std::array<std::uint8_t, response_data_bytes> bytes{};
-    byte_writer out{bytes};
+    wire_writer out{bytes};
     out.u64(response.challenge_sequence);
     out.bytes(response.token);
     return bytes;
@@ -175,7 +175,7 @@ outcome<response_data, drop_reason> read_response(std::span<const std::uint8_t> 
     if (data.size() != response_data_bytes) {
         return drop_reason::malformed;
     }
-    byte_reader in{data};
+    wire_reader in{data};
     response_data response;
     response.challenge_sequence = in.u64();
     in.copy_to(response.token);

@@ -14,9 +14,9 @@
 
 namespace ecsnet::transport::detail {
 
-class byte_writer {
+class wire_writer {
 public:
-    explicit byte_writer(std::span<std::uint8_t> buffer) noexcept
+    explicit wire_writer(std::span<std::uint8_t> buffer) noexcept
         : buffer_{buffer} {}
 
     void u8(std::uint8_t value) noexcept { put(&value, 1); }
@@ -56,9 +56,9 @@ private:
     bool ok_{true};
 };
 
-class byte_reader {
+class wire_reader {
 public:
-    explicit byte_reader(std::span<const std::uint8_t> buffer) noexcept
+    explicit wire_reader(std::span<const std::uint8_t> buffer) noexcept
         : buffer_{buffer} {}
 
     std::uint8_t u8() noexcept { return static_cast<std::uint8_t>(uint_le(1)); }
