@@ -27,7 +27,7 @@ std::vector<std::uint8_t> sealed(packet_type type, std::uint64_t sequence,
 
 std::optional<std::vector<std::uint8_t>> opened(std::span<const std::uint8_t> datagram, const key& k,
                                                 std::uint64_t protocol_id = protocol) {
-    const auto header = read_header(datagram);
+    const auto header = read_datagram_header(datagram);
     if (!header) {
         return std::nullopt;
     }
@@ -58,7 +58,7 @@ TEST(PacketCrypto, RoundTripsAtEverySequenceLength) {
         const auto packet = sealed(packet_type::payload, sequence, data, k);
         ASSERT_EQ(packet.size(), 1 + bytes + data.size() + 16);
         EXPECT_EQ(packet[0], (bytes << 4) | 5U);
-        const auto header = read_header(packet);
+        const auto header = read_datagram_header(packet);
         ASSERT_TRUE(header);
         EXPECT_EQ(header->sequence, sequence);
         EXPECT_EQ(header->type, packet_type::payload);
@@ -105,7 +105,7 @@ TEST(PacketCrypto, APacketTurnedIntoAnotherTypeIsRefused) {
     auto packet = sealed(packet_type::payload, 7, {1, 2, 3}, k);
     packet[0] =
         static_cast<std::uint8_t>((packet[0] & 0xF0) | static_cast<std::uint8_t>(packet_type::disconnect));
-    const auto header = read_header(packet);
+    const auto header = read_datagram_header(packet);
     ASSERT_TRUE(header);
     EXPECT_FALSE(opened(packet, k));
 }
@@ -114,7 +114,7 @@ TEST(PacketCrypto, BadPrefixesAreRefusedBeforeAnyCrypto) {
     std::vector<std::uint8_t> packet(40, 0);
     for (const std::uint8_t prefix : {0x10, 0x17, 0x1F, 0x05, 0x95, 0xF5}) { // type 0, 7, 15; 0 or 9+ bytes
         packet[0] = prefix;
-        EXPECT_EQ(read_header(packet).error(), drop_reason::bad_prefix) << int(prefix);
+        EXPECT_EQ(read_datagram_header(packet).error(), drop_reason::bad_prefix) << int(prefix);
     }
 }
 
@@ -124,11 +124,11 @@ TEST(PacketCrypto, TruncatedAndOversizedDatagramsAreMalformed) {
     for (std::size_t size = 1; size < packet.size(); ++size) {
         EXPECT_FALSE(opened(std::span{packet}.first(size), k)) << size;
     }
-    EXPECT_EQ(read_header(std::span{packet}.first(19)).error(), drop_reason::malformed);
-    EXPECT_EQ(read_header({}).error(), drop_reason::malformed);
+    EXPECT_EQ(read_datagram_header(std::span{packet}.first(19)).error(), drop_reason::malformed);
+    EXPECT_EQ(read_datagram_header({}).error(), drop_reason::malformed);
     std::vector<std::uint8_t> big(max_datagram_bytes + 1, 0);
     big[0] = 0x15;
-    EXPECT_EQ(read_header(big).error(), drop_reason::malformed);
+    EXPECT_EQ(read_datagram_header(big).error(), drop_reason::malformed);
 }
 
 TEST(PacketCrypto, ClearPacketsAuthenticateTheirData) {
@@ -139,7 +139,7 @@ TEST(PacketCrypto, ClearPacketsAuthenticateTheirData) {
         seal_clear_packet(packet_type::response, handshake_sequence_bit | 77, data, k, protocol, packet));
     ASSERT_EQ(packet.size(), 1 + 8 + data.size() + 16);
     EXPECT_TRUE(std::equal(data.begin(), data.end(), packet.begin() + 9)); // in clear
-    const auto header = read_header(packet);
+    const auto header = read_datagram_header(packet);
     ASSERT_TRUE(header);
     EXPECT_TRUE(verify_clear_packet(*header, packet, k, protocol));
     EXPECT_FALSE(verify_clear_packet(*header, packet, generate_key(), protocol));
@@ -147,7 +147,7 @@ TEST(PacketCrypto, ClearPacketsAuthenticateTheirData) {
     for (std::size_t i = 0; i < packet.size(); ++i) {
         auto changed = packet;
         changed[i] ^= 0x01;
-        const auto changed_header = read_header(changed);
+        const auto changed_header = read_datagram_header(changed);
         EXPECT_FALSE(changed_header && verify_clear_packet(*changed_header, changed, k, protocol)) << i;
     }
 }

@@ -2,8 +2,8 @@
 
 #include <sodium.h>
 
-#include "wire_io.hpp"
 #include "sodium_init.hpp"
+#include "wire_io.hpp"
 
 namespace ecsnet::transport {
 

@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <chrono>
 
-#include "wire_io.hpp"
 #include "sodium_init.hpp"
+#include "wire_io.hpp"
 
 namespace ecsnet::transport {
 

@@ -1,5 +1,6 @@
 // The stable names of the transport's enums (metric labels, log fields, test messages).
 
+#include "ecsnet/transport/client_state.hpp"
 #include "ecsnet/transport/drop_reason.hpp"
 #include "ecsnet/transport/protocol.hpp"
 
@@ -63,6 +64,46 @@ std::string_view to_string(packet_type type) noexcept {
         return "payload";
     case packet_type::disconnect:
         return "disconnect";
+    }
+    return "unknown";
+}
+
+std::string_view to_string(client_state state) noexcept {
+    switch (state) {
+    case client_state::disconnected:
+        return "disconnected";
+    case client_state::sending_request:
+        return "sending_request";
+    case client_state::sending_response:
+        return "sending_response";
+    case client_state::connected:
+        return "connected";
+    }
+    return "unknown";
+}
+
+std::string_view to_string(client_error error) noexcept {
+    switch (error) {
+    case client_error::none:
+        return "none";
+    case client_error::token_invalid:
+        return "token_invalid";
+    case client_error::token_expired:
+        return "token_expired";
+    case client_error::request_timed_out:
+        return "request_timed_out";
+    case client_error::response_timed_out:
+        return "response_timed_out";
+    case client_error::denied_server_full:
+        return "denied_server_full";
+    case client_error::denied_client_id_in_use:
+        return "denied_client_id_in_use";
+    case client_error::timed_out:
+        return "timed_out";
+    case client_error::disconnected_by_server:
+        return "disconnected_by_server";
+    case client_error::stalled:
+        return "stalled";
     }
     return "unknown";
 }

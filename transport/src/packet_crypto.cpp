@@ -42,7 +42,7 @@ std::size_t write_header(packet_type type, std::uint64_t sequence, std::uint8_t*
 
 } // namespace
 
-outcome<packet_header, drop_reason> read_header(std::span<const std::uint8_t> datagram) noexcept {
+outcome<datagram_header, drop_reason> read_datagram_header(std::span<const std::uint8_t> datagram) noexcept {
     if (datagram.empty() || datagram.size() > max_datagram_bytes) {
         return drop_reason::malformed;
     }
@@ -59,7 +59,7 @@ outcome<packet_header, drop_reason> read_header(std::span<const std::uint8_t> da
     for (std::size_t i = 0; i < count; ++i) {
         sequence |= std::uint64_t{datagram[1 + i]} << (8 * i);
     }
-    return packet_header{static_cast<packet_type>(type), prefix, sequence, 1 + count};
+    return datagram_header{static_cast<packet_type>(type), prefix, sequence, 1 + count};
 }
 
 std::size_t seal_packet(packet_type type, std::uint64_t sequence, std::span<const std::uint8_t> data,
@@ -78,7 +78,7 @@ std::size_t seal_packet(packet_type type, std::uint64_t sequence, std::span<cons
     return size;
 }
 
-std::optional<std::size_t> open_packet(const packet_header& header, std::span<const std::uint8_t> datagram,
+std::optional<std::size_t> open_packet(const datagram_header& header, std::span<const std::uint8_t> datagram,
                                        const key& k, std::uint64_t protocol_id,
                                        std::span<std::uint8_t> out) noexcept {
     if (datagram.size() < header.size + mac_bytes || datagram.size() > max_datagram_bytes ||
@@ -118,7 +118,7 @@ std::size_t seal_clear_packet(packet_type type, std::uint64_t sequence, std::spa
     return size;
 }
 
-bool verify_clear_packet(const packet_header& header, std::span<const std::uint8_t> datagram, const key& k,
+bool verify_clear_packet(const datagram_header& header, std::span<const std::uint8_t> datagram, const key& k,
                          std::uint64_t protocol_id) noexcept {
     if (datagram.size() < header.size + mac_bytes || datagram.size() > max_datagram_bytes) {
         return false;

@@ -30,8 +30,6 @@
 namespace ecsnet::transport {
 
 using sealed_challenge = std::array<std::uint8_t, challenge_token_bytes>;
-using token_mac = std::array<std::uint8_t, mac_bytes>;
-
 /// What a challenge token holds (380 bytes in clear; 396 sealed).
 struct challenge_contents {
     std::uint64_t client_id{};

@@ -41,7 +41,7 @@ namespace ecsnet::transport {
     return 1 + sequence_bytes(sequence) + data_size + mac_bytes;
 }
 
-struct packet_header {
+struct datagram_header {
     packet_type type{};
     std::uint8_t prefix{};
     std::uint64_t sequence{};
@@ -51,16 +51,16 @@ struct packet_header {
 /// Reads an encrypted packet's prefix and sequence, before any crypto: bad_prefix for a type of 0 or
 /// above 6 or a sequence length outside 1..8; malformed when the datagram cannot hold header + MAC or is
 /// above 1,200 bytes.
-[[nodiscard]] outcome<packet_header, drop_reason>
-read_header(std::span<const std::uint8_t> datagram) noexcept;
+[[nodiscard]] outcome<datagram_header, drop_reason>
+read_datagram_header(std::span<const std::uint8_t> datagram) noexcept;
 
 /// Encrypts `data` as a packet of `type` into `out`; returns its size, or 0 when `out` is too small.
 std::size_t seal_packet(packet_type type, std::uint64_t sequence, std::span<const std::uint8_t> data,
                         const key& k, std::uint64_t protocol_id, std::span<std::uint8_t> out) noexcept;
 
-/// Decrypts a packet read by read_header into `out` (which must hold datagram.size() - header.size - 16
-/// bytes); returns the data's size, or nullopt when the MAC does not verify.
-[[nodiscard]] std::optional<std::size_t> open_packet(const packet_header& header,
+/// Decrypts a packet read by read_datagram_header into `out` (which must hold datagram.size() - header.size -
+/// 16 bytes); returns the data's size, or nullopt when the MAC does not verify.
+[[nodiscard]] std::optional<std::size_t> open_packet(const datagram_header& header,
                                                      std::span<const std::uint8_t> datagram, const key& k,
                                                      std::uint64_t protocol_id,
                                                      std::span<std::uint8_t> out) noexcept;
@@ -71,7 +71,7 @@ std::size_t seal_clear_packet(packet_type type, std::uint64_t sequence, std::spa
                               const key& k, std::uint64_t protocol_id, std::span<std::uint8_t> out) noexcept;
 
 /// Verifies a clear packet's MAC; its data is datagram[header.size, size - 16).
-[[nodiscard]] bool verify_clear_packet(const packet_header& header, std::span<const std::uint8_t> datagram,
+[[nodiscard]] bool verify_clear_packet(const datagram_header& header, std::span<const std::uint8_t> datagram,
                                        const key& k, std::uint64_t protocol_id) noexcept;
 
 } // namespace ecsnet::transport

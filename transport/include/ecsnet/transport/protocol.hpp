@@ -41,6 +41,9 @@ inline constexpr std::size_t connection_request_bytes =
 /// The longest message a disconnect packet carries (UTF-8, cut at a character boundary).
 inline constexpr std::size_t max_disconnect_message_bytes = 127;
 
+/// A connect token's identity: the MAC of its sealed private part.
+using token_mac = std::array<std::uint8_t, mac_bytes>;
+
 /// The low 4 bits of a datagram's first byte.
 enum class packet_type : std::uint8_t {
     connection_request = 0,
