@@ -79,6 +79,8 @@ public:
     /// Whether this server accepts tokens made with the public development key (--insecure-dev).
     [[nodiscard]] bool uses_dev_key() const noexcept { return dev_key_; }
     [[nodiscard]] const server_config& config() const noexcept { return config_; }
+    /// The socket did not take a datagram the core wrote (udp_server counts it here).
+    void count_send_failure() noexcept { bump(counters_.send_failures); }
 
 private:
     void drop(drop_reason reason, const net_address& from);
