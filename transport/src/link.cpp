@@ -15,6 +15,10 @@ namespace {
 
 /// A packet whose bit is clear while one this many sequences newer was acked is declared lost.
 constexpr std::uint16_t packet_reorder_threshold = 3;
+/// No packet acked for this many resend timeouts while reliable data waits: the peer is silent (or every
+/// packet is lost); resend one probe per timeout instead of everything due (a dead peer costs little).
+/// Not sooner: on a lossy link with little traffic, acks can be missing for an RTO or two.
+constexpr int probe_after_timeouts = 4;
 /// Sequences an ack field covers: `ack` and the 31 before it.
 constexpr std::uint16_t ack_field_span = 32;
 
@@ -130,6 +134,9 @@ send_status link::send(channel ch, std::span<const std::byte> message, clock::ti
     send_status status = send_status::too_big;
     switch (ch) {
     case channel::reliable:
+        if (reliable_out_.size() == 0) {
+            last_progress_ = now; // nothing was waiting for an ack: the silence before does not count
+        }
         status = reliable_out_.push(message, now);
         break;
     case channel::unreliable:
@@ -154,6 +161,31 @@ bool link::acks_due(clock::time_point now) const noexcept {
     return acks_owed_ >= 2 || (acks_owed_ == 1 && now - ack_owed_since_ >= config_.max_ack_delay);
 }
 
+bool link::probing(clock::time_point now, clock::duration rto) const noexcept {
+    return reliable_out_.size() > 0 && now - last_progress_ >= probe_after_timeouts * rto;
+}
+
+std::optional<clock::time_point> link::reliable_due(clock::time_point now, clock::duration rto) const {
+    const auto due = reliable_out_.next_due(now, rto);
+    std::optional<clock::time_point> when;
+    if (due.unsent) {
+        when = now;
+    }
+    if (due.resend) {
+        auto resend = *due.resend;
+        if (probing(now, rto)) {
+            resend = std::max(resend, last_probe_ + rto);
+        }
+        if (!when || resend < *when) {
+            when = resend;
+        }
+    }
+    if (when) {
+        when = std::max(*when, pacing_.when_allowed(now));
+    }
+    return when;
+}
+
 std::optional<clock::time_point> link::next_send_time(clock::time_point now) const {
     std::optional<clock::time_point> earliest;
     const auto consider = [&](clock::time_point when) {
@@ -172,8 +204,8 @@ std::optional<clock::time_point> link::next_send_time(clock::time_point now) con
     if (redundant_out_.pending() > 0) {
         consider(redundant_out_.last_sent() + rto);
     }
-    if (const auto reliable = reliable_out_.next_due(now, rto)) {
-        consider(std::max(*reliable, pacing_.when_allowed(now)));
+    if (const auto reliable = reliable_due(now, rto)) {
+        consider(*reliable);
     }
     if (earliest && *earliest < now) {
         earliest = now;
@@ -201,8 +233,23 @@ std::size_t link::write_packets(clock::time_point now, const body_sink& sink) {
     const bool ack_due = acks_due(now) || reliable_in_.fragment_ack_owed();
     const bool redundant_due = redundant_out_.pending() > 0 &&
                                (redundant_out_.has_unsent() || now - redundant_out_.last_sent() >= rto);
-    const auto reliable_due = reliable_out_.next_due(now, rto);
-    const bool reliable_now = reliable_due && *reliable_due <= now && pacing_.allows(now);
+    const auto reliable_when = reliable_due(now, rto);
+    const bool reliable_now = reliable_when && *reliable_when <= now;
+    // Without acks for several timeouts, timer resends are limited to one probe per resend timeout: the
+    // oldest message or fragment due (as TCP resends only its first segment on a timeout).
+    const bool probe_mode = probing(now, rto);
+    bool probe_sent = false;
+    const auto may_resend = [&](const reliable_sender::send_state& state) {
+        if (!state.sent || !probe_mode) {
+            return true;
+        }
+        if (probe_sent || now - last_probe_ < rto) {
+            return false;
+        }
+        probe_sent = true;
+        last_probe_ = now;
+        return true;
+    };
     if (!ack_due && !redundant_due && !reliable_now && unreliable_out_.empty()) {
         return 0;
     }
@@ -305,6 +352,9 @@ std::size_t link::write_packets(clock::time_point now, const body_sink& sink) {
             if (!pacing_.allows(now)) {
                 break;
             }
+            if (!may_resend(entry.state)) {
+                continue;
+            }
             const auto id = static_cast<sequence_t>(reliable_out_.front_id() + i);
             const auto size = run_writer::message_size(entry.data.size());
             const bool extends = body.run.open() && body.run.next_id() == id &&
@@ -339,6 +389,9 @@ std::size_t link::write_packets(clock::time_point now, const body_sink& sink) {
             }
             if (!pacing_.allows(now)) {
                 break;
+            }
+            if (!may_resend(reliable_out_.fragment_state(index))) {
+                continue;
             }
             const auto size = fragment_chunk_size(total, fragment_bytes_, index);
             make_room(size, true, true);
@@ -478,6 +531,7 @@ void link::apply_acks(const packet_header& header, clock::time_point now) {
             }
             packet->acked = true;
             ++stats_.packets_acked;
+            last_progress_ = now;
             if (n == 0) {
                 const auto delay = std::chrono::duration_cast<std::chrono::nanoseconds>(
                     header.ack_delay * std::chrono::nanoseconds{ack_delay_unit});

@@ -226,24 +226,25 @@ void reliable_sender::pop_acked() noexcept {
     }
 }
 
-std::optional<clock::time_point> reliable_sender::next_due(clock::time_point now,
-                                                           clock::duration resend_timeout) const noexcept {
-    std::optional<clock::time_point> earliest;
+reliable_sender::due_times reliable_sender::next_due(clock::time_point now,
+                                                     clock::duration resend_timeout) const noexcept {
+    due_times due;
     const auto consider = [&](const send_state& s) {
         if (s.acked) {
             return;
         }
-        const auto when = (!s.sent || s.resend_now) ? now : std::max(now, s.last_sent + resend_timeout);
-        if (!earliest || when < *earliest) {
-            earliest = when;
+        if (!s.sent) {
+            due.unsent = true;
+            return;
+        }
+        const auto when = s.resend_now ? now : std::max(now, s.last_sent + resend_timeout);
+        if (!due.resend || when < *due.resend) {
+            due.resend = when;
         }
     };
     for (const auto& e : queue_) {
         if (!e.block) {
             consider(e.state);
-            if (earliest && *earliest == now) {
-                return earliest;
-            }
         }
     }
     if (block_.active) {
@@ -251,9 +252,9 @@ std::optional<clock::time_point> reliable_sender::next_due(clock::time_point now
             consider(s);
         }
     } else if (blocks_waiting_ > 0) {
-        earliest = now; // a block can start
+        due.unsent = true; // a block can start
     }
-    return earliest;
+    return due;
 }
 
 } // namespace ecsnet::transport

@@ -98,6 +98,11 @@ private:
     struct body_builder;
 
     [[nodiscard]] bool acks_due(clock::time_point now) const noexcept;
+    /// No packet acked for 4 resend timeouts while reliable data waits: resend only probes.
+    [[nodiscard]] bool probing(clock::time_point now, clock::duration rto) const noexcept;
+    /// When reliable data (new, resent or probe) may go out next, pacing included.
+    [[nodiscard]] std::optional<clock::time_point> reliable_due(clock::time_point now,
+                                                                clock::duration rto) const;
     void apply_acks(const packet_header& header, clock::time_point now);
     void content_acked(const sent_packet& packet);
     void content_lost(const sent_packet& packet, sequence_t sequence);
@@ -119,6 +124,9 @@ private:
     received_packets received_;
     std::uint32_t acks_owed_{0}; // data-carrying packets received since the last body sent
     clock::time_point ack_owed_since_{};
+
+    clock::time_point last_progress_{}; // a packet newly acked, or reliable data queued on an empty queue
+    clock::time_point last_probe_{};
 
     rtt_estimator rtt_;
     loss_estimator loss_;

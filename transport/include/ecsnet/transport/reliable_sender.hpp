@@ -104,10 +104,12 @@ public:
     [[nodiscard]] receive_error check_fragment_ack(const fragment_ack& ack) const noexcept;
     void on_fragment_ack(const fragment_ack& ack) noexcept;
 
-    /// The earliest time something is due (now when something is due already), ignoring pacing; nullopt
-    /// when nothing is waiting.
-    [[nodiscard]] std::optional<clock::time_point> next_due(clock::time_point now,
-                                                            clock::duration resend_timeout) const noexcept;
+    struct due_times {
+        bool unsent{false};                      // a message or fragment never sent is waiting
+        std::optional<clock::time_point> resend; // the earliest resend due (<= now: due already)
+    };
+    /// What is due, ignoring pacing.
+    [[nodiscard]] due_times next_due(clock::time_point now, clock::duration resend_timeout) const noexcept;
 
 private:
     struct block_state {

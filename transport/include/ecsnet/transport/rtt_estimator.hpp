@@ -3,9 +3,12 @@
 // Round-trip time from acks, as TCP's retransmission timer computes it (RFC 6298): the first sample R sets
 // SRTT = R and RTTVAR = R / 2, later ones RTTVAR = 3/4 RTTVAR + 1/4 |SRTT - R| then SRTT = 7/8 SRTT + 1/8 R.
 // Each sample is the time from sending a packet to receiving the first ack of it, minus the time the peer
-// says it held that ack (the header's ack delay) unless that would take it below the smallest sample seen
-// (QUIC's rule, so a peer cannot talk the estimate down). The resend timeout is RFC 6298's RTO plus the
-// peer's recent ack delay (a peer with nothing to send acks late; QUIC's PTO does the same), clamped.
+// says it held that ack (the header's ack delay; ignored when not smaller than the sample), so that the
+// estimate is the network's round trip, not the peer's sending schedule. (QUIC subtracts it only above
+// min_rtt + ack_delay, to stop a lying peer talking the estimate down; but when every ack is delayed alike,
+// as from a peer that writes once per tick, that rule never subtracts. Here a lying peer, already
+// authenticated, could only cause early resends.) The resend timeout is RFC 6298's RTO plus the peer's
+// recent ack delay (a peer with nothing to send acks late; QUIC's PTO does the same), clamped.
 
 #include <algorithm>
 #include <chrono>
@@ -23,12 +26,9 @@ public:
     void add_sample(duration measured, duration ack_delay) noexcept {
         measured = std::max(measured, duration::zero());
         ack_delay = std::max(ack_delay, duration::zero());
-        if (!has_sample_ || measured < min_) {
-            min_ = measured;
-        }
-        auto adjusted = measured;
-        if (adjusted >= min_ + ack_delay) {
-            adjusted -= ack_delay;
+        const auto adjusted = ack_delay < measured ? measured - ack_delay : measured;
+        if (!has_sample_ || adjusted < min_) {
+            min_ = adjusted;
         }
         if (!has_sample_) {
             srtt_ = adjusted;
