@@ -1,6 +1,8 @@
 #pragma once
 
-// STAND-IN until wip/transport-core merges (the link engineer owns this header): the transport's clock.
+// The transport's clock. Nothing in transport/ reads a clock: every function that needs the time takes
+// `now`, so that links and the network simulator behave the same on every run of a test (simulated time)
+// and the owner decides where time comes from (its event loop's steady clock).
 
 #include <chrono>
 
