@@ -23,8 +23,7 @@ std::span<const std::byte> as_bytes_of(std::span<const std::uint8_t> bytes) {
 } // namespace
 
 udp_server::udp_server(asio::io_context& io, udp_server_options options, server_handler& handler)
-    : io_{io}
-    , options_{std::move(options)}
+    : options_{std::move(options)}
     , socket_{io}
     , timer_{io}
     , alive_{std::make_shared<bool>(true)} {

@@ -87,7 +87,6 @@ private:
     void transmit(const net_address& to, std::span<const std::uint8_t> datagram);
     void send_now(const net_address& to, std::span<const std::uint8_t> datagram);
 
-    asio::io_context& io_;
     udp_server_options options_;
     asio::ip::udp::socket socket_;
     asio::steady_timer timer_;
