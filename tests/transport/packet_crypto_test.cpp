@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -169,6 +170,53 @@ TEST(SessionKeys, DependOnTheSaltAndDifferPerDirection) {
     // Even with equal token keys, the two directions get different keys (different labels).
     const auto same = derive_session_keys(c2s, c2s, a);
     EXPECT_NE(same.client_to_server, same.server_to_client);
+}
+
+} // namespace
+
+namespace {
+
+std::string hex(std::span<const std::uint8_t> bytes) {
+    static constexpr char digits[] = "0123456789abcdef";
+    std::string out;
+    for (const auto b : bytes) {
+        out += digits[b >> 4];
+        out += digits[b & 0x0F];
+    }
+    return out;
+}
+
+// The vectors of docs/protocol.md 10.15, checked against an independent implementation when they were
+// written (Python: OpenSSL's ChaCha20-Poly1305 through `cryptography`, hashlib's BLAKE2b).
+TEST(ProtocolVectors, PacketsAndSessionKeysMatchTheDocumentedBytes) {
+    key k{};
+    for (std::size_t i = 0; i < k.size(); ++i) {
+        k[i] = static_cast<std::uint8_t>(i);
+    }
+    const std::vector<std::uint8_t> hello{'h', 'e', 'l', 'l', 'o'};
+    std::array<std::uint8_t, max_datagram_bytes> out{};
+    const auto payload = seal_packet(packet_type::payload, 1000, hello, k, 0x1122334455667788ULL, out);
+    EXPECT_EQ(hex(std::span{out}.first(payload)), "25e80348e2568aa74223b33c2b2f508094a9d0a71864a6b1");
+    const auto response =
+        seal_clear_packet(packet_type::response, 0x8000000000000001ULL, hello, k, 0x1122334455667788ULL, out);
+    EXPECT_EQ(hex(std::span{out}.first(response)),
+              "83010000000000008068656c6c6fd5f49f885edc0da413d02e9a2207f7c4");
+
+    key c2s{};
+    key s2c{};
+    session_salt salt{};
+    for (std::size_t i = 0; i < 32; ++i) {
+        c2s[i] = static_cast<std::uint8_t>(i);
+        s2c[i] = static_cast<std::uint8_t>(0x80 + i);
+    }
+    for (std::size_t i = 0; i < 16; ++i) {
+        salt[i] = static_cast<std::uint8_t>(0xA0 + i);
+    }
+    const auto keys = derive_session_keys(c2s, s2c, salt);
+    EXPECT_EQ(to_hex(keys.client_to_server),
+              "56b821316090a1baea5859479bc2d1df6e21a5f134bceac1ce2d20b58dbc3b67");
+    EXPECT_EQ(to_hex(keys.server_to_client),
+              "94cb68d6ff410b2ef45ffbad32373dc442f69823886ba0937a70f50aab9511c7");
 }
 
 } // namespace

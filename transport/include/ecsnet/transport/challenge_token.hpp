@@ -1,6 +1,6 @@
 #pragma once
 
-// Challenge tokens (docs/protocol.md, section 10.4): what a server sends in answer to a valid connection
+// Challenge tokens (docs/protocol.md, section 10.6): what a server sends in answer to a valid connection
 // request and expects back, unchanged, in the response. It proves that the client receives packets at the
 // address it sends from (a spoofed source never sees the challenge).
 //

@@ -1,6 +1,6 @@
 #pragma once
 
-// The server's side of the handshake (docs/protocol.md, section 10.8): checks connection requests and
+// The server's side of the handshake (docs/protocol.md, section 10.10): checks connection requests and
 // responses, issues challenges, and keeps the bounded tables that make a token usable once and from one
 // address. It decides; server_core sends the answers and opens the connections.
 //

@@ -1,6 +1,6 @@
 #pragma once
 
-// Encryption of every packet but the connection request (docs/protocol.md, section 10.6).
+// Encryption of every packet but the connection request (docs/protocol.md, section 10.5).
 //
 //   [prefix] (u8)   low 4 bits: packet type (1..6); high 4 bits: how many sequence bytes follow (1..8)
 //   [sequence]      that many bytes, little-endian, high zero bytes omitted

@@ -1,6 +1,6 @@
 #pragma once
 
-// The data of each packet type (docs/protocol.md, section 10.5), before encryption / after decryption,
+// The data of each packet type (docs/protocol.md, section 10.3), before encryption / after decryption,
 // and the connection request, which is not encrypted. Readers check sizes and fields before anything
 // else and refuse with a drop_reason; the crypto is packet_crypto.hpp's.
 //

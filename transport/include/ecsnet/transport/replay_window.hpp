@@ -1,6 +1,6 @@
 #pragma once
 
-// Replay protection for one direction of a connection (docs/protocol.md, section 10.7): a packet whose
+// Replay protection for one direction of a connection (docs/protocol.md, section 10.8): a packet whose
 // sequence was already received, or is `size` or more below the newest one received, is dropped.
 //
 // Two steps, so that a forged packet cannot move the window: check() before decrypting (cheap, refuses

@@ -1,6 +1,6 @@
 #pragma once
 
-// A connection's packet keys (docs/protocol.md, section 10.6). A token's two keys are used as they are
+// A connection's packet keys (docs/protocol.md, section 10.7). A token's two keys are used as they are
 // only for the handshake; once connected, each direction uses a key derived from the token's key and a
 // random salt the server draws for the connection:
 //
