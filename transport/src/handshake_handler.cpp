@@ -138,7 +138,12 @@ void handshake_handler::connected(const challenge_contents& handshake, const net
 
 void handshake_handler::update(clock::time_point now) {
     keys_.rotate_if_due(now);
-    pending_.expire(now - challenge_lifetime_);
+    // The expiry walk visits the table: every 100 ms is often enough (entries only need to go eventually;
+    // the limits bound the table meanwhile).
+    if (now - last_expiry_ >= std::chrono::milliseconds{100}) {
+        last_expiry_ = now;
+        pending_.expire(now - challenge_lifetime_);
+    }
 }
 
 void handshake_handler::sync_eviction_counters() {

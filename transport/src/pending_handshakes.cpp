@@ -44,9 +44,9 @@ void pending_handshakes::erase(const token_mac& mac) {
 }
 
 void pending_handshakes::expire(clock::time_point cutoff) {
-    // Oldest first by first request; a refreshed entry further on may be stale too, so look at all of
-    // them (bounded by the capacity; called on the server's timer, not per packet).
-    for (auto it = order_.begin(); it != order_.end();) {
+    // Oldest first by first request: an entry first seen after the cutoff was also last seen after it,
+    // so the walk stops there.
+    for (auto it = order_.begin(); it != order_.end() && it->first_seen < cutoff;) {
         const auto next = std::next(it);
         if (it->last_seen < cutoff) {
             remove(it);

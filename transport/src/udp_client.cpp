@@ -76,7 +76,7 @@ void udp_client::started() {
 
 void udp_client::ensure_socket(const net_address& server) {
     const auto protocol = server.family == address_family::ipv6 ? asio::ip::udp::v6() : asio::ip::udp::v4();
-    if (socket_.is_open() && socket_.local_endpoint().protocol() == protocol) {
+    if (socket_.is_open() && socket_protocol_ == protocol) {
         return;
     }
     asio::error_code ec;
@@ -86,6 +86,7 @@ void udp_client::ensure_socket(const net_address& server) {
     if (ec) {
         return; // sends fail and are counted; the handshake times out with a clear error
     }
+    socket_protocol_ = protocol;
     socket_.set_option(asio::socket_base::receive_buffer_size{options_.receive_buffer_bytes}, ec);
     socket_.set_option(asio::socket_base::send_buffer_size{options_.send_buffer_bytes}, ec);
     asio::ip::udp::endpoint local{protocol, 0};

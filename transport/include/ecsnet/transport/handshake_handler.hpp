@@ -87,6 +87,7 @@ private:
     pending_handshakes pending_;
     used_tokens used_;
     source_rate_limiter limiter_;
+    clock::time_point last_expiry_{};
     std::uint64_t pending_evictions_seen_{0};
     std::uint64_t used_evictions_seen_{0};
 };

@@ -86,6 +86,7 @@ private:
     asio::any_io_executor executor_;
     udp_client_options options_;
     asio::ip::udp::socket socket_;
+    asio::ip::udp socket_protocol_{asio::ip::udp::v4()}; // of the open socket (no getsockname per send)
     asio::steady_timer timer_;
     client_core core_;
     std::optional<basic_net_simulator<net_address>> sim_out_;
