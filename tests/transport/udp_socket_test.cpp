@@ -4,7 +4,13 @@
 // reasons both ways, a flood of valid requests from many source ports while a legitimate client connects.
 
 #include <algorithm>
+#include <atomic>
 #include <memory>
+#include <thread>
+
+#include <asio/executor_work_guard.hpp>
+#include <asio/post.hpp>
+#include <asio/strand.hpp>
 
 #include <gtest/gtest.h>
 
@@ -265,6 +271,97 @@ TEST(UdpSockets, AServerBoundToAWildcardNeedsItsPublicAddress) {
     EXPECT_THROW((udp_server{io, options, log}), std::invalid_argument);
     options.config.public_addresses = {*net_address::parse("127.0.0.1:1")};
     EXPECT_NO_THROW((udp_server{io, options, log}));
+}
+
+} // namespace
+
+namespace {
+
+// Clients on strands of an io_context run by two threads (as the bots run hundreds of clients), the
+// server on its own io_context thread: each client says hello from on_connected, the server echoes, every
+// client hears its echo. Calls reach each client through its strand only.
+struct strand_client : client_handler {
+    explicit strand_client(asio::io_context& io)
+        : strand{asio::make_strand(io)} {}
+    void on_connected(const net_address&) override {
+        client->send(channel::reliable, text("hello from a strand"));
+        client->flush();
+    }
+    void on_message(channel, std::span<const std::byte> m) override {
+        if (std::string{reinterpret_cast<const char*>(m.data()), m.size()} == "hello from a strand") {
+            echoed.store(true);
+        }
+    }
+    asio::strand<asio::io_context::executor_type> strand;
+    std::unique_ptr<udp_client> client;
+    std::atomic<bool> echoed{false};
+};
+
+struct echo_server : server_handler {
+    udp_server* server{nullptr};
+    std::atomic<int> connected{0};
+    void on_connected(const connection_info&) override { ++connected; }
+    void on_message(connection_id id, channel ch, std::span<const std::byte> m) override {
+        server->send(id, ch, m);
+        server->flush(id);
+    }
+    void on_disconnected(connection_id, const disconnect_info&) override {}
+};
+
+TEST(UdpSockets, ClientsOnStrandsOfAMultiThreadedIoContext) {
+    asio::io_context server_io;
+    auto options = local_server_options();
+    echo_server handler;
+    udp_server server{server_io, options, handler};
+    handler.server = &server;
+    server.start();
+    std::vector<connect_token> tokens;
+    for (std::uint64_t i = 0; i < 4; ++i) {
+        tokens.push_back(token_for(server, options.config.private_key, 100 + i));
+    }
+    auto server_guard = asio::make_work_guard(server_io);
+    std::thread server_thread{[&] { server_io.run(); }};
+
+    asio::io_context clients_io;
+    auto clients_guard = asio::make_work_guard(clients_io);
+    std::vector<std::unique_ptr<strand_client>> clients;
+    for (std::size_t i = 0; i < 4; ++i) {
+        auto c = std::make_unique<strand_client>(clients_io);
+        c->client = std::make_unique<udp_client>(c->strand, udp_client_options{}, *c);
+        asio::post(c->strand, [client = c->client.get(), token = tokens[i]] { client->connect(token); });
+        clients.push_back(std::move(c));
+    }
+    std::thread a{[&] { clients_io.run(); }};
+    std::thread b{[&] { clients_io.run(); }};
+    const auto deadline = std::chrono::steady_clock::now() + 10s;
+    while (std::chrono::steady_clock::now() < deadline &&
+           !std::all_of(clients.begin(), clients.end(), [](const auto& c) { return c->echoed.load(); })) {
+        std::this_thread::sleep_for(5ms);
+    }
+    for (const auto& c : clients) {
+        EXPECT_TRUE(c->echoed.load());
+    }
+    EXPECT_EQ(handler.connected.load(), 4);
+    // Tear down on the owning threads: each client closes on its strand.
+    std::atomic<int> closed{0};
+    for (auto& c : clients) {
+        asio::post(c->strand, [&closed, client = c->client.get()] {
+            client->disconnect(10, "done");
+            client->close();
+            ++closed;
+        });
+    }
+    while (closed.load() < 4 && std::chrono::steady_clock::now() < deadline + 5s) {
+        std::this_thread::sleep_for(1ms);
+    }
+    clients_guard.reset();
+    clients_io.stop();
+    a.join();
+    b.join();
+    asio::post(server_io, [&] { server.stop(); });
+    server_guard.reset();
+    server_io.stop();
+    server_thread.join();
 }
 
 } // namespace
