@@ -73,18 +73,14 @@ TEST(Handshake, ATokenWithBytesFlippedIsRefused) {
 
 TEST(Handshake, AnExpiredTokenIsRefusedByTheServer) {
     harness net;
-    auto token = net.token(7, {}, 30);
-    net.unix_time() += 31; // the server's clock says it expired; the client's does not (skew)
     auto& client = net.add_client("10.0.0.2:5000");
-    client_config trusting;
-    auto& skewed = net.add_client("10.0.0.3:5000", trusting);
-    net.unix_time() -= 31;
-    ASSERT_TRUE(skewed.connect(token, net.now()));
-    net.unix_time() += 31;
-    net.pump();
+    const auto token = net.token(7, {}, 30);
+    ASSERT_TRUE(client.connect(token, net.now())); // the client's clock says it is valid...
+    net.queue().clear();
+    net.unix_time() += 31; // ...the server's says it expired (a skewed clock, or a request replayed late)
+    net.server().receive(write_connection_request(token), *net_address::parse("10.0.0.2:5000"), net.now());
     EXPECT_EQ(net.dropped(drop_reason::token_expired), 1U);
-    EXPECT_EQ(count_type(net.log(), packet_type::challenge, net.server_address()), 0U);
-    (void)client;
+    EXPECT_TRUE(net.queue().empty()); // no challenge
 }
 
 TEST(Handshake, AnExpiredTokenIsRefusedByTheClientBeforeSending) {
@@ -354,8 +350,6 @@ TEST(Handshake, ADevKeyServerAcceptsDevTokensAndSaysItIsInsecure) {
     params.protocol_id = test_protocol;
     params.server_addresses = {net.server_address()};
     auto& client = net.add_client("10.0.0.2:5000");
-    client_config unused;
-    (void)unused;
     net.unix_time() = unix_now(); // dev tokens are issued on the system clock
     ASSERT_TRUE(client.connect(*make_dev_token(params), net.now()));
     EXPECT_TRUE(net.run_until([&] { return client.state() == client_state::connected; }));
