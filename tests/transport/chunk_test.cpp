@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "ecsnet/transport/chunk.hpp"
+#include "ecsnet/transport/packet_header.hpp"
 
 namespace ecsnet::transport {
 namespace {
@@ -167,6 +168,17 @@ TEST(Chunk, RefusesBadFragmentAcks) {
     EXPECT_EQ(read_one(raw({0x03, 0, 0, 0xF7, 0x07, 2, 0x80, 0}), c), receive_error::bad_fragment_ack);
     EXPECT_EQ(read_one(raw({0x03, 0, 0, 0xF7, 0x07, 1, 0x80}), c), receive_error::none); // fragment 1,023
     EXPECT_EQ(read_one(raw({0x03, 0, 0, 0xF7, 0x07, 3, 1}), c), receive_error::length_past_end);
+}
+
+TEST(Chunk, TheExampleBodyOfProtocolMd) {
+    // docs/protocol.md section 9.2: sequence 5, ack 3, no loss, ack delay 0, one unreliable message "hi".
+    std::array<std::byte, 32> buffer{};
+    byte_writer out{buffer};
+    write_header(out, packet_header{5, true, 3, 0xFFFFFFFF, 0});
+    const std::array<std::byte, 2> hi{std::byte{'h'}, std::byte{'i'}};
+    write_unreliable(out, hi);
+    EXPECT_EQ(std::vector<std::byte>(out.written().begin(), out.written().end()),
+              raw({0x01, 0x05, 0x00, 0x03, 0x00, 0x00, 0x04, 0x02, 0x68, 0x69}));
 }
 
 } // namespace
