@@ -104,11 +104,16 @@ private:
     [[nodiscard]] std::optional<clock::time_point> reliable_due(clock::time_point now,
                                                                 clock::duration rto) const;
     void apply_acks(const packet_header& header, clock::time_point now);
+    /// What one ack-field bit says about packet `sequence` (n: its bit's position).
+    void apply_ack_bit(sequence_t sequence, std::uint16_t n, bool acked, const packet_header& header,
+                       clock::time_point now);
     void content_acked(const sent_packet& packet);
     void content_lost(const sent_packet& packet, sequence_t sequence);
     void finalize(sent_packet& packet, sequence_t sequence);
     void record_sent(const body_builder& body, clock::time_point now);
-    [[nodiscard]] receive_error check_body(std::span<const std::byte> body, bool& carries_data) const;
+    /// Checks a whole body; on success `header` holds its header and `chunks_at` where its chunks start.
+    [[nodiscard]] receive_error check_body(std::span<const std::byte> body, packet_header& header,
+                                           std::size_t& chunks_at, bool& carries_data) const;
 
     link_config config_;
     std::size_t max_whole_bytes_;
@@ -120,6 +125,12 @@ private:
     bool any_acked_{false};
     sequence_t newest_acked_{0};
     sequence_t unfinalized_{0}; // oldest sequence whose ack window may still be open
+    // What ack fields already said about the last 64 packets sent (bit i: sequence next_sequence_ - 1 - i),
+    // so that a field only touches the records whose state it changes (O(changes), not O(32)). The
+    // records' own flags remain the truth; these only skip work.
+    std::uint64_t acked_mask_{0};
+    std::uint64_t covered_mask_{0};
+    std::uint64_t lost_mask_{0};
 
     received_packets received_;
     std::uint32_t acks_owed_{0}; // data-carrying packets received since the last body sent
