@@ -246,5 +246,39 @@ TEST(Link, CountsWhatItDoes) {
     EXPECT_EQ(b.packets_refused, 0U);
 }
 
+TEST(Link, ALostFragmentLosesItsMessageOnly) {
+    link_config config;
+    config.reassembly_timeout = std::chrono::milliseconds{200};
+    link sender{config};
+    link receiver{config};
+    clock::time_point now{std::chrono::hours{1}};
+    std::vector<bytes> got;
+    const auto deliver = [&](channel ch, std::span<const std::byte> m) {
+        EXPECT_EQ(ch, channel::unreliable);
+        got.emplace_back(m.begin(), m.end());
+    };
+    const auto first = make_message(1, 5000);
+    const auto second = make_message(2, 5000);
+    sender.send(channel::unreliable, as_bytes(first), now);
+    std::size_t body = 0;
+    sender.write_packets(now, [&](std::span<const std::byte> b) {
+        if (body++ != 2) { // the third of its five fragments is lost
+            EXPECT_TRUE(receiver.receive(b, now, deliver));
+        }
+    });
+    EXPECT_TRUE(got.empty());
+    now += 10ms;
+    sender.send(channel::unreliable, as_bytes(second), now);
+    sender.write_packets(
+        now, [&](std::span<const std::byte> b) { EXPECT_TRUE(receiver.receive(b, now, deliver)); });
+    ASSERT_EQ(got.size(), 1U);
+    EXPECT_EQ(got[0], second);
+    EXPECT_EQ(receiver.stats().messages_dropped, 0U); // not yet: it might still complete
+    now += 300ms;
+    receiver.write_packets(now, [](std::span<const std::byte>) {});
+    EXPECT_EQ(receiver.stats().messages_dropped, 1U);
+    EXPECT_EQ(receiver.stats().packets_refused, 0U);
+}
+
 } // namespace
 } // namespace ecsnet::transport

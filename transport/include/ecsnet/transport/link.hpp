@@ -17,12 +17,16 @@
 //    window); a body with any error is refused whole and changes nothing. Then its acks are applied (RTT
 //    sample, loss, channels' acks, fast-retransmit), and its messages delivered.
 //
-// Costs: an ack is O(1) (the 32-bit field: up to 32 records, each O(its contents)); a body written or
-// received allocates nothing in the steady state (buffers are reused) except reliable messages held out of
-// order and new reassembly buffers. One link is about 20 kB plus its queues.
+// Costs: an ack field is O(1): it touches only the (at most 32) sent records whose state it changes, each
+// in O(its contents), usually one or two. A body written or received allocates nothing in the steady state
+// (buffers are reused; bench/transport_bench.cpp counts) except reliable messages (queued, or held after a
+// gap) and reassembly buffers bigger than any before. About 2,200 instructions per packet for a game's
+// typical tick (bench/RESULTS.md). One link is about 20 kB plus its queues.
 //
-// Not thread-safe; sink and deliver must not call back into the same link (they may call send()... of
-// another link; deliver may call this link's send()).
+// Not thread-safe. sink must not call back into this link; deliver may call this link's send() (not its
+// receive or write_packets). Both may use other links freely. Code with `using namespace
+// ecsnet::transport` that names `link` unqualified also sees POSIX link(2) from <unistd.h>: write
+// `transport::link` there.
 
 #include <cstddef>
 #include <cstdint>
