@@ -1,6 +1,6 @@
 #pragma once
 
-// What link_fuzz and the transport corpus generator share, so that the seed corpus replays exactly: the
+// What link_fuzz and link_corpus_generator.cpp share, so that the seed corpus replays exactly: the
 // fuzzed link's configs, the messages it queues before the first body, and the clock. A seed input is a
 // conversation recorded by the generator: the bodies a peer sent to a link set up this way, in order; the
 // fuzz target rebuilds the same link, feeds it the same bodies at the same times, and so accepts them.

@@ -4,7 +4,7 @@
 //    lost on the way, leaving gaps, held messages and half-assembled fragments); as whole sequences and as
 //    single bodies, for each config;
 //  - reassembly_fuzz: fragments of a few messages, in order, shuffled, interleaved, duplicated.
-//   transport_corpus_generator tests/fuzz/corpus
+//   link_fuzz_corpus_generator tests/fuzz/corpus
 
 #include <cstdio>
 #include <filesystem>
@@ -99,7 +99,7 @@ void append(bytes& to, const bytes& from) {
 
 int main(int argc, char** argv) {
     if (argc != 2) {
-        std::fprintf(stderr, "usage: transport_corpus_generator <corpus directory>\n");
+        std::fprintf(stderr, "usage: link_fuzz_corpus_generator <corpus directory>\n");
         return 2;
     }
     const std::filesystem::path root{argv[1]};
