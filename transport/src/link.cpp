@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <stdexcept>
 #include <string>
 
@@ -451,6 +452,9 @@ void link::record_sent(const body_builder& body, clock::time_point now) {
     std::copy_n(body.contents.begin(), body.content_count, record->contents.begin());
 
     ++next_sequence_;
+    acked_mask_ <<= 1;
+    covered_mask_ <<= 1;
+    lost_mask_ <<= 1;
     acks_owed_ = 0; // the header carried them
     ++stats_.packets_sent;
     stats_.bytes_sent += body.out.size();
@@ -514,43 +518,70 @@ void link::finalize(sent_packet& packet, sequence_t sequence) {
     }
 }
 
+void link::apply_ack_bit(sequence_t sequence, std::uint16_t n, bool acked, const packet_header& header,
+                         clock::time_point now) {
+    auto* packet = sent_.find(sequence);
+    if (packet == nullptr) {
+        return;
+    }
+    packet->covered = true;
+    if (acked) {
+        if (packet->acked) {
+            return;
+        }
+        packet->acked = true;
+        ++stats_.packets_acked;
+        last_progress_ = now;
+        if (n == 0) {
+            const auto delay = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                header.ack_delay * std::chrono::nanoseconds{ack_delay_unit});
+            rtt_.add_sample(now - packet->sent_at, delay);
+            stats_.rtt = std::chrono::duration_cast<std::chrono::microseconds>(rtt_.smoothed());
+            stats_.rtt_var = std::chrono::duration_cast<std::chrono::microseconds>(rtt_.variance());
+            stats_.min_rtt = std::chrono::duration_cast<std::chrono::microseconds>(rtt_.min_rtt());
+        }
+        if (!packet->finalized) {
+            packet->finalized = true;
+            if (packet->carries_data) {
+                loss_.add(false);
+                stats_.loss = loss_.value();
+            }
+        }
+        content_acked(*packet);
+    } else if (n >= packet_reorder_threshold && !packet->acked && !packet->lost_declared) {
+        packet->lost_declared = true;
+        content_lost(*packet, sequence);
+    }
+}
+
 void link::apply_acks(const packet_header& header, clock::time_point now) {
     if (!header.has_ack) {
         return;
     }
-    for (std::uint16_t n = 0; n < ack_field_span; ++n) {
-        const auto sequence = static_cast<sequence_t>(header.ack - n);
-        auto* packet = sent_.find(sequence);
-        if (packet == nullptr) {
-            continue;
+    // How far `ack` is behind the newest packet sent (check_body refused acks of packets not sent).
+    const auto behind = sequence_distance(static_cast<sequence_t>(next_sequence_ - 1), header.ack);
+    if (behind < 32) {
+        // In the masks' coordinates (bit i: sequence next_sequence_ - 1 - i), the field's bit n is bit
+        // behind + n. Only bits that change something are visited.
+        const std::uint64_t field = std::uint64_t{header.ack_bits} << behind;
+        const std::uint64_t span = std::uint64_t{0xFFFFFFFF} << behind;
+        const std::uint64_t recent = std::uint64_t{(1U << packet_reorder_threshold) - 1} << behind;
+        const std::uint64_t newly_acked = field & ~acked_mask_;
+        const std::uint64_t newly_covered = span & ~covered_mask_;
+        const std::uint64_t newly_lost = span & ~field & ~recent & ~acked_mask_ & ~lost_mask_;
+        for (std::uint64_t todo = newly_acked | newly_covered | newly_lost; todo != 0; todo &= todo - 1) {
+            const auto i = static_cast<std::uint16_t>(std::countr_zero(todo));
+            const auto n = static_cast<std::uint16_t>(i - behind);
+            apply_ack_bit(static_cast<sequence_t>(next_sequence_ - 1 - i), n, ((field >> i) & 1U) != 0,
+                          header, now);
         }
-        packet->covered = true;
-        if (((header.ack_bits >> n) & 1U) != 0) {
-            if (packet->acked) {
-                continue;
-            }
-            packet->acked = true;
-            ++stats_.packets_acked;
-            last_progress_ = now;
-            if (n == 0) {
-                const auto delay = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                    header.ack_delay * std::chrono::nanoseconds{ack_delay_unit});
-                rtt_.add_sample(now - packet->sent_at, delay);
-                stats_.rtt = std::chrono::duration_cast<std::chrono::microseconds>(rtt_.smoothed());
-                stats_.rtt_var = std::chrono::duration_cast<std::chrono::microseconds>(rtt_.variance());
-                stats_.min_rtt = std::chrono::duration_cast<std::chrono::microseconds>(rtt_.min_rtt());
-            }
-            if (!packet->finalized) {
-                packet->finalized = true;
-                if (packet->carries_data) {
-                    loss_.add(false);
-                    stats_.loss = loss_.value();
-                }
-            }
-            content_acked(*packet);
-        } else if (n >= packet_reorder_threshold && !packet->acked && !packet->lost_declared) {
-            packet->lost_declared = true;
-            content_lost(*packet, sequence);
+        acked_mask_ |= newly_acked;
+        covered_mask_ |= span;
+        lost_mask_ |= newly_lost;
+    } else {
+        for (std::uint16_t n = 0; n < ack_field_span; ++n) {
+            apply_ack_bit(static_cast<sequence_t>(header.ack - n), n, ((header.ack_bits >> n) & 1U) != 0,
+                          header, now);
         }
     }
     if (!any_acked_ || sequence_greater_than(header.ack, newest_acked_)) {
@@ -570,12 +601,13 @@ void link::apply_acks(const packet_header& header, clock::time_point now) {
 // ---------------------------------------------------------------------------------------------------------
 // Receiving
 
-receive_error link::check_body(std::span<const std::byte> body, bool& carries_data) const {
+receive_error link::check_body(std::span<const std::byte> body, packet_header& header, std::size_t& chunks_at,
+                               bool& carries_data) const {
     byte_reader in{body};
-    packet_header header;
     if (const auto error = read_header(in, header); error != receive_error::none) {
         return error;
     }
+    chunks_at = in.position();
     switch (received_.check(header.sequence, config_.max_sequence_jump)) {
     case received_packets::verdict::fresh:
         break;
@@ -600,7 +632,7 @@ receive_error link::check_body(std::span<const std::byte> body, bool& carries_da
         std::uint32_t total_bytes;
         std::uint32_t fragment_bytes;
     };
-    std::array<group_seen, max_fragment_chunks_per_body> groups{};
+    std::array<group_seen, max_fragment_chunks_per_body> groups; // only [0, group_count) is read: not zeroed
     std::size_t group_count = 0;
     std::size_t fragment_chunks = 0;
     carries_data = false;
@@ -671,8 +703,10 @@ receive_result link::receive(std::span<const std::byte> body, clock::time_point 
                              const deliver_function& deliver) {
     receive_result result;
     bool carries_data = false;
-    result.error =
-        body.size() > config_.max_body_bytes ? receive_error::body_too_big : check_body(body, carries_data);
+    packet_header header;
+    std::size_t chunks_at = 0;
+    result.error = body.size() > config_.max_body_bytes ? receive_error::body_too_big
+                                                        : check_body(body, header, chunks_at, carries_data);
     if (result.error != receive_error::none) {
         ++stats_.packets_refused;
         ++stats_.refused[static_cast<std::size_t>(result.error)];
@@ -680,9 +714,6 @@ receive_result link::receive(std::span<const std::byte> body, clock::time_point 
     }
 
     // Checked: apply. Nothing below can fail.
-    byte_reader in{body};
-    packet_header header;
-    static_cast<void>(read_header(in, header));
     apply_acks(header, now);
     received_.record(header.sequence, now);
     ++stats_.packets_received;
@@ -695,6 +726,7 @@ receive_result link::receive(std::span<const std::byte> body, clock::time_point 
     }
 
     const delivery out{deliver, result.delivered, stats_.messages_delivered};
+    byte_reader in{body.subspan(chunks_at)};
     chunk c;
     while (!in.empty()) {
         static_cast<void>(read_chunk(in, limits_, c));

@@ -36,6 +36,7 @@ std::optional<std::span<const std::byte>> reassembly_buffer::add(const fragment&
         g->id = frag.id;
         g->started = now;
         g->active = true;
+        ++active_;
     }
     if (!g->assembly.matches(frag.total_bytes, frag.fragment_bytes) ||
         !g->assembly.add(frag.index, frag.data)) {
@@ -50,6 +51,9 @@ std::optional<std::span<const std::byte>> reassembly_buffer::add(const fragment&
 
 void reassembly_buffer::expire(clock::time_point now) {
     release_completed();
+    if (active_ == 0) {
+        return;
+    }
     for (auto& g : groups_) {
         if (g.active && now - g.started >= limits_.timeout) {
             finish(g, true);
@@ -63,11 +67,6 @@ std::size_t reassembly_buffer::held_bytes() const noexcept {
         bytes += g.assembly.capacity();
     }
     return bytes;
-}
-
-std::size_t reassembly_buffer::in_progress() const noexcept {
-    return static_cast<std::size_t>(
-        std::count_if(groups_.begin(), groups_.end(), [](const group& g) { return g.active; }));
 }
 
 void reassembly_buffer::release_completed() noexcept {
@@ -85,6 +84,7 @@ void reassembly_buffer::finish(group& g, bool dropped) noexcept {
     finished_next_ = (finished_next_ + 1) % finished_.size();
     finished_count_ = std::min(finished_count_ + 1, finished_.size());
     g.active = false;
+    --active_;
     // Keep the buffer for the next message unless that would hold more than the limit.
     if (held_bytes() > limits_.max_bytes) {
         g.assembly.release();

@@ -121,7 +121,7 @@ void reliable_receiver::accept_fragment(const fragment& frag, const delivery& ou
     buffered_bytes_ -= block_.total_bytes();
     if (frag.id == expected_) {
         out(channel::reliable, block_.bytes());
-        block_.release();
+        block_.release(); // a block's buffer is not kept: blocks are rare and big
         ++expected_;
         if (!held_.empty()) {
             held_.pop_front();

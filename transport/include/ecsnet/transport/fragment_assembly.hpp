@@ -23,7 +23,15 @@ public:
         fragment_bytes_ = fragment_bytes;
         count_ = fragment_count(total_bytes, fragment_bytes);
         received_count_ = 0;
-        data_.resize(total_bytes);
+        if (data_.capacity() < total_bytes) {
+            // Exactly the announced size (vector's growth could double it, past the reassembly budget).
+            std::vector<std::byte>{}.swap(data_);
+            data_.reserve(total_bytes);
+        }
+        if (data_.size() < total_bytes) {
+            data_.resize(
+                total_bytes); // zero-fills only what the buffer never held: every byte is overwritten
+        }
         received_.assign((count_ + 63) / 64, 0);
     }
 
@@ -50,7 +58,8 @@ public:
     [[nodiscard]] std::uint32_t total_bytes() const noexcept { return total_; }
     [[nodiscard]] std::uint32_t fragment_size() const noexcept { return fragment_bytes_; }
     [[nodiscard]] std::span<const std::byte> bytes() const noexcept { return {data_.data(), total_}; }
-    /// The buffer, to move a completed message out (start() sizes it again).
+    /// The buffer, to move a completed message out (its size may exceed total_bytes(); start() sizes it
+    /// again).
     [[nodiscard]] std::vector<std::byte>& buffer() noexcept { return data_; }
     [[nodiscard]] std::size_t capacity() const noexcept { return data_.capacity(); }
 
@@ -96,9 +105,8 @@ public:
         received_.clear();
         total_ = fragment_bytes_ = count_ = received_count_ = 0;
     }
-    /// Forgets the message, keeping the buffer's capacity.
+    /// Forgets the message, keeping the buffer (and its size: the next message overwrites it).
     void clear() noexcept {
-        data_.clear();
         received_.clear();
         total_ = fragment_bytes_ = count_ = received_count_ = 0;
     }

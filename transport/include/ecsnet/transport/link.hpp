@@ -17,12 +17,16 @@
 //    window); a body with any error is refused whole and changes nothing. Then its acks are applied (RTT
 //    sample, loss, channels' acks, fast-retransmit), and its messages delivered.
 //
-// Costs: an ack is O(1) (the 32-bit field: up to 32 records, each O(its contents)); a body written or
-// received allocates nothing in the steady state (buffers are reused) except reliable messages held out of
-// order and new reassembly buffers. One link is about 20 kB plus its queues.
+// Costs: an ack field is O(1): it touches only the (at most 32) sent records whose state it changes, each
+// in O(its contents), usually one or two. A body written or received allocates nothing in the steady state
+// (buffers are reused; bench/transport_bench.cpp counts) except reliable messages (queued, or held after a
+// gap) and reassembly buffers bigger than any before. About 2,200 instructions per packet for a game's
+// typical tick (bench/RESULTS.md). One link is about 20 kB plus its queues.
 //
-// Not thread-safe; sink and deliver must not call back into the same link (they may call send()... of
-// another link; deliver may call this link's send()).
+// Not thread-safe. sink must not call back into this link; deliver may call this link's send() (not its
+// receive or write_packets). Both may use other links freely. Code with `using namespace
+// ecsnet::transport` that names `link` unqualified also sees POSIX link(2) from <unistd.h>: write
+// `transport::link` there.
 
 #include <cstddef>
 #include <cstdint>
@@ -104,11 +108,16 @@ private:
     [[nodiscard]] std::optional<clock::time_point> reliable_due(clock::time_point now,
                                                                 clock::duration rto) const;
     void apply_acks(const packet_header& header, clock::time_point now);
+    /// What one ack-field bit says about packet `sequence` (n: its bit's position).
+    void apply_ack_bit(sequence_t sequence, std::uint16_t n, bool acked, const packet_header& header,
+                       clock::time_point now);
     void content_acked(const sent_packet& packet);
     void content_lost(const sent_packet& packet, sequence_t sequence);
     void finalize(sent_packet& packet, sequence_t sequence);
     void record_sent(const body_builder& body, clock::time_point now);
-    [[nodiscard]] receive_error check_body(std::span<const std::byte> body, bool& carries_data) const;
+    /// Checks a whole body; on success `header` holds its header and `chunks_at` where its chunks start.
+    [[nodiscard]] receive_error check_body(std::span<const std::byte> body, packet_header& header,
+                                           std::size_t& chunks_at, bool& carries_data) const;
 
     link_config config_;
     std::size_t max_whole_bytes_;
@@ -120,6 +129,12 @@ private:
     bool any_acked_{false};
     sequence_t newest_acked_{0};
     sequence_t unfinalized_{0}; // oldest sequence whose ack window may still be open
+    // What ack fields already said about the last 64 packets sent (bit i: sequence next_sequence_ - 1 - i),
+    // so that a field only touches the records whose state it changes (O(changes), not O(32)). The
+    // records' own flags remain the truth; these only skip work.
+    std::uint64_t acked_mask_{0};
+    std::uint64_t covered_mask_{0};
+    std::uint64_t lost_mask_{0};
 
     received_packets received_;
     std::uint32_t acks_owed_{0}; // data-carrying packets received since the last body sent

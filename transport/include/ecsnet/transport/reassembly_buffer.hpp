@@ -50,7 +50,7 @@ public:
     [[nodiscard]] std::uint64_t dropped() const noexcept { return dropped_; }
     /// Bytes of buffers held (in progress, and kept for reuse).
     [[nodiscard]] std::size_t held_bytes() const noexcept;
-    [[nodiscard]] std::size_t in_progress() const noexcept;
+    [[nodiscard]] std::size_t in_progress() const noexcept { return active_; }
     [[nodiscard]] const reassembly_limits& limits() const noexcept { return limits_; }
 
 private:
@@ -76,6 +76,7 @@ private:
     std::size_t finished_count_{0};
     std::size_t finished_next_{0};
     group* completed_{nullptr};
+    std::size_t active_{0};
     std::uint64_t dropped_{0};
 };
 
