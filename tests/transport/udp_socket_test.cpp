@@ -365,3 +365,57 @@ TEST(UdpSockets, ClientsOnStrandsOfAMultiThreadedIoContext) {
 }
 
 } // namespace
+
+namespace {
+
+// IPv6: a server on [::1] and a dual-stack server on [::] (reached over IPv4 too); skipped where the
+// machine has no IPv6 loopback.
+bool ipv6_loopback_available() {
+    asio::io_context io;
+    asio::error_code ec;
+    asio::ip::udp::socket probe{io};
+    probe.open(asio::ip::udp::v6(), ec);
+    if (!ec) {
+        probe.bind(asio::ip::udp::endpoint{asio::ip::make_address("::1"), 0}, ec);
+    }
+    return !ec;
+}
+
+TEST(UdpSockets, ConnectsOverIpv6AndToADualStackServerOverIpv4) {
+    if (!ipv6_loopback_available()) {
+        GTEST_SKIP() << "no IPv6 loopback here";
+    }
+    asio::io_context io;
+    auto options = local_server_options();
+    options.bind_address = "::1";
+    server_events v6_log;
+    udp_server v6{io, options, v6_log};
+    v6.start();
+    EXPECT_EQ(v6.local_address().family, address_family::ipv6);
+    client_events client_log;
+    udp_client client{io.get_executor(), {}, client_log};
+    ASSERT_TRUE(client.connect(token_for(v6, options.config.private_key, 1)));
+    ASSERT_TRUE(run_until(io, [&] { return client.state() == client_state::connected; }));
+    EXPECT_EQ(v6_log.connected.at(0).remote.family, address_family::ipv6);
+
+    auto dual_options = local_server_options();
+    dual_options.bind_address = "::";
+    dual_options.config.public_addresses = {*net_address::parse("127.0.0.1:1")}; // set below, once bound
+    server_events dual_log;
+    udp_server dual{io, dual_options, dual_log};
+    const auto port = dual.port();
+    dual.core().set_public_addresses({net_address::ipv4({127, 0, 0, 1}, port)});
+    dual.start();
+    client_events v4_log;
+    udp_client v4_client{io.get_executor(), {}, v4_log};
+    token_params params;
+    params.protocol_id = test_protocol;
+    params.client_id = 2;
+    params.server_addresses = {net_address::ipv4({127, 0, 0, 1}, port)};
+    ASSERT_TRUE(v4_client.connect(*issue_token(params, dual_options.config.private_key)));
+    ASSERT_TRUE(run_until(io, [&] { return v4_client.state() == client_state::connected; }));
+    // The IPv4 client is seen as IPv4 (not ::ffff:127.0.0.1): tokens and per-IP limits see one form.
+    EXPECT_EQ(dual_log.connected.at(0).remote.family, address_family::ipv4);
+}
+
+} // namespace
