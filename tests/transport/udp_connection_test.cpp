@@ -6,6 +6,9 @@
 #include <gtest/gtest.h>
 
 #include "ecsnet/transport/disconnect_code.hpp"
+#include "ecsnet/transport/packet_crypto.hpp"
+#include "ecsnet/transport/packets.hpp"
+#include "ecsnet/transport/session_keys.hpp"
 #include "transport_harness.hpp"
 
 namespace {
@@ -195,6 +198,52 @@ TEST(Connection, AClientCanReconnectWithANewToken) {
     EXPECT_EQ(net.server().connection_count(), 1U);
     EXPECT_EQ(net.server_events_log().connected.size(), 2U);
     EXPECT_NE(net.server_events_log().connected[0].id, net.server_events_log().connected[1].id);
+}
+
+} // namespace
+
+namespace {
+
+// A client that completes the handshake by hand (it knows the token's keys), then sends authenticated
+// payloads whose bodies the link refuses: counted, and past the limit the server ends the connection.
+TEST(Connection, APeerSendingMalformedBodiesIsDisconnected) {
+    auto config = harness::default_config();
+    config.max_malformed_bodies = 3;
+    harness net{config};
+    const auto from = *net_address::parse("10.0.0.2:5000");
+    const auto token = net.token(9);
+    net.server().receive(write_connection_request(token), from, net.now());
+    ASSERT_EQ(net.queue().size(), 1U);
+    const auto challenge_packet = net.queue().front().bytes;
+    net.queue().clear();
+    const auto header = read_datagram_header(challenge_packet);
+    ASSERT_TRUE(header);
+    std::array<std::uint8_t, max_datagram_bytes> plain{};
+    const auto size =
+        open_packet(*header, challenge_packet, token.server_to_client_key, test_protocol, plain);
+    ASSERT_TRUE(size);
+    const auto challenge = read_challenge(std::span{plain}.first(*size));
+    ASSERT_TRUE(challenge);
+    std::array<std::uint8_t, max_datagram_bytes> out{};
+    const auto response_size =
+        seal_clear_packet(packet_type::response, handshake_sequence_bit | 1,
+                          write_response({challenge->challenge_sequence, challenge->token}),
+                          token.client_to_server_key, test_protocol, out);
+    net.server().receive(std::span{out}.first(response_size), from, net.now());
+    ASSERT_EQ(net.server().connection_count(), 1U);
+
+    const auto keys =
+        derive_session_keys(token.client_to_server_key, token.server_to_client_key, challenge->salt);
+    const std::vector<std::uint8_t> junk_body(40, 0xFF);
+    for (std::uint64_t sequence = 0; sequence < 4; ++sequence) {
+        const auto n =
+            seal_packet(packet_type::payload, sequence, junk_body, keys.client_to_server, test_protocol, out);
+        net.server().receive(std::span{out}.first(n), from, net.now());
+    }
+    EXPECT_EQ(net.dropped(drop_reason::link_refused), 4U);
+    EXPECT_EQ(net.server().connection_count(), 0U);
+    ASSERT_EQ(net.server_events_log().disconnected.size(), 1U);
+    EXPECT_EQ(net.server_events_log().disconnected[0].second.code, disconnect_code::protocol_error);
 }
 
 } // namespace

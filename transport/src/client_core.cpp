@@ -330,6 +330,12 @@ void client_core::on_session_packet(const datagram_header& header, std::span<con
         receiving_ = false;
         if (result.malformed()) {
             drop(drop_reason::link_refused);
+            if (++malformed_bodies_ > config_.max_malformed_bodies && link_.get() == current) {
+                fail(client_error::protocol_error,
+                     {disconnect_code::protocol_error, "malformed link bodies from the server",
+                      closed_by::server});
+                return;
+            }
         }
         if (flush_pending_ && link_.get() == current) {
             write_link_packets(now);
@@ -353,6 +359,7 @@ void client_core::on_session_packet(const datagram_header& header, std::span<con
 
 void client_core::became_connected(clock::time_point now) {
     state_ = client_state::connected;
+    malformed_bodies_ = 0;
     link_ = std::make_unique<transport::link>(config_.link);
     connected_at_ = now;
     last_received_ = now;

@@ -104,6 +104,8 @@ std::string_view to_string(client_error error) noexcept {
         return "disconnected_by_server";
     case client_error::stalled:
         return "stalled";
+    case client_error::protocol_error:
+        return "protocol_error";
     }
     return "unknown";
 }

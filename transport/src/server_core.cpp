@@ -242,6 +242,12 @@ void server_core::on_connection_packet(server_connection& connection, const data
         connection.receiving = false;
         if (result.malformed()) {
             drop(drop_reason::link_refused, connection.remote());
+            if (++connection.malformed_bodies > config_.max_malformed_bodies &&
+                connections_.find(id) != nullptr) {
+                close(connection, disconnect_code::protocol_error, "malformed link bodies", closed_by::server,
+                      now);
+                return;
+            }
         }
         if (connection.flush_pending && connections_.find(id) != nullptr) {
             write_link_packets(connection, now);

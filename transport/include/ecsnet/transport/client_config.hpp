@@ -23,6 +23,9 @@ struct client_config {
     std::size_t disconnect_packets{8};
     /// The link (peers must agree on its limits: give the server's).
     link_config link{};
+    /// More authenticated bodies than this refused by the link as malformed end the connection
+    /// (client_error::protocol_error).
+    std::size_t max_malformed_bodies{16};
     /// The unix time in seconds (token expiry); unset: the system clock. For tests.
     std::function<std::uint64_t()> unix_clock;
 };

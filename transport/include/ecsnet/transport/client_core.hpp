@@ -123,6 +123,7 @@ private:
     clock::time_point last_sent_{};
     std::uint64_t datagrams_sent_{0}, datagrams_received_{0}, bytes_sent_{0}, bytes_received_{0};
     std::uint64_t keep_alives_sent_{0};
+    std::size_t malformed_bodies_{0};
     std::array<std::uint8_t, max_datagram_bytes> plain_{};
     std::array<std::uint8_t, max_datagram_bytes> out_{};
 };

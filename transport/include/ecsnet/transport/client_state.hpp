@@ -25,6 +25,7 @@ enum class client_error : std::uint8_t {
     timed_out,               // connected, then nothing from the server for the token's timeout
     disconnected_by_server,  // the server's disconnect: its code and message in disconnect_info
     stalled,                 // reliable data unacknowledged for the timeout
+    protocol_error,          // the server kept sending link bodies the link refused as malformed
 };
 
 [[nodiscard]] std::string_view to_string(client_state state) noexcept;

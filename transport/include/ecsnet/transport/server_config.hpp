@@ -51,6 +51,10 @@ struct server_config {
 
     /// Each connection's link.
     link_config link{};
+    /// A connection whose peer sends more authenticated bodies than this that its link refuses as
+    /// malformed (a broken or incompatible peer: strangers cannot get past the MAC) is ended with
+    /// disconnect_code::protocol_error.
+    std::size_t max_malformed_bodies{16};
 
     /// The unix time in seconds (token expiry); unset: the system clock. For tests.
     std::function<std::uint64_t()> unix_clock;
