@@ -47,7 +47,7 @@ TEST(Connection, AClientThatVanishesTimesOut) {
     ASSERT_EQ(net.server_events_log().disconnected.size(), 1U);
     const auto& info = net.server_events_log().disconnected[0].second;
     EXPECT_EQ(info.code, disconnect_code::timeout);
-    EXPECT_EQ(info.by, closed_by::server);
+    EXPECT_EQ(info.by, closed_by::local);
     EXPECT_NE(info.message.find("5 s"), std::string::npos) << info.message;
     EXPECT_EQ(net.server().counters().timeouts.load(), 1U);
 }
@@ -92,7 +92,7 @@ TEST(Connection, TheServersDisconnectReachesTheClientWithItsReason) {
     EXPECT_EQ(client.server_disconnect().message, "kicked: speed hack");
     EXPECT_EQ(client.server_disconnect().by, closed_by::peer);
     ASSERT_EQ(net.server_events_log().disconnected.size(), 1U);
-    EXPECT_EQ(net.server_events_log().disconnected[0].second.by, closed_by::server);
+    EXPECT_EQ(net.server_events_log().disconnected[0].second.by, closed_by::local);
     EXPECT_FALSE(net.server().disconnect(id, 1, "again", net.now()));
 }
 

@@ -163,7 +163,7 @@ TEST(UdpSockets, AClientThatVanishesWithoutADisconnectTimesOut) {
     ASSERT_TRUE(run_until(
         io, [&] { return !server_log.disconnected.empty(); }, 3s));
     EXPECT_EQ(server_log.disconnected[0].second.code, disconnect_code::timeout);
-    EXPECT_EQ(server_log.disconnected[0].second.by, closed_by::server);
+    EXPECT_EQ(server_log.disconnected[0].second.by, closed_by::local);
     EXPECT_EQ(server.connection_count(), 0U);
     EXPECT_EQ(server.counters().timeouts.load(), 1U);
 }

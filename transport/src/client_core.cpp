@@ -122,7 +122,9 @@ bool client_core::connect(const connect_token& token, clock::time_point now) {
         return false;
     }
     request_ = write_connection_request(token);
-    attempt_deadline_ = now + std::chrono::seconds{token.expire_timestamp - token.create_timestamp};
+    // The token's lifetime, capped at a day (a lifetime near 2^64 seconds would overflow the clock).
+    const auto lifetime = std::min<std::uint64_t>(token.expire_timestamp - token.create_timestamp, 86'400);
+    attempt_deadline_ = now + std::chrono::seconds{static_cast<std::int64_t>(lifetime)};
     datagrams_sent_ = datagrams_received_ = bytes_sent_ = bytes_received_ = keep_alives_sent_ = 0;
     start_address(0, now);
     return true;
@@ -333,7 +335,7 @@ void client_core::on_session_packet(const datagram_header& header, std::span<con
             if (++malformed_bodies_ > config_.max_malformed_bodies && link_.get() == current) {
                 fail(client_error::protocol_error,
                      {disconnect_code::protocol_error, "malformed link bodies from the server",
-                      closed_by::server});
+                      closed_by::local});
                 return;
             }
         }
@@ -398,12 +400,12 @@ void client_core::update(clock::time_point now) {
             fail(client_error::timed_out,
                  {disconnect_code::timeout,
                   "no packet from the server for " + std::to_string(token_->timeout_seconds) + " s",
-                  closed_by::server});
+                  closed_by::local});
             return;
         }
         if (link_->oldest_unacked_reliable_age(now) > timeout) {
             fail(client_error::stalled, {disconnect_code::slow_consumer,
-                                         "reliable data unacknowledged for too long", closed_by::server});
+                                         "reliable data unacknowledged for too long", closed_by::local});
             return;
         }
         if (link_->wants_to_send(now)) {

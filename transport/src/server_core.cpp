@@ -244,7 +244,7 @@ void server_core::on_connection_packet(server_connection& connection, const data
             drop(drop_reason::link_refused, connection.remote());
             if (++connection.malformed_bodies > config_.max_malformed_bodies &&
                 connections_.find(id) != nullptr) {
-                close(connection, disconnect_code::protocol_error, "malformed link bodies", closed_by::server,
+                close(connection, disconnect_code::protocol_error, "malformed link bodies", closed_by::local,
                       now);
                 return;
             }
@@ -340,12 +340,12 @@ void server_core::update(clock::time_point now) {
             const auto seconds =
                 std::chrono::duration_cast<std::chrono::seconds>(connection->timeout()).count();
             close(*connection, disconnect_code::timeout,
-                  "no packet from the client for " + std::to_string(seconds) + " s", closed_by::server, now);
+                  "no packet from the client for " + std::to_string(seconds) + " s", closed_by::local, now);
             continue;
         }
         if (connection->stalled(now)) {
             close(*connection, disconnect_code::slow_consumer, "reliable data unacknowledged for too long",
-                  closed_by::server, now);
+                  closed_by::local, now);
             continue;
         }
         if (connection->link().wants_to_send(now)) {
@@ -365,7 +365,7 @@ bool server_core::disconnect(connection_id id, std::uint8_t code, std::string_vi
     if (connection == nullptr) {
         return false;
     }
-    close(*connection, code, message, closed_by::server, now);
+    close(*connection, code, message, closed_by::local, now);
     return true;
 }
 
@@ -373,14 +373,14 @@ void server_core::disconnect_all(std::uint8_t code, std::string_view message, cl
     collect_guard guard{*this};
     for (const auto id : connections_.ids()) {
         if (auto* connection = connections_.find(id)) {
-            close(*connection, code, message, closed_by::server, now);
+            close(*connection, code, message, closed_by::local, now);
         }
     }
 }
 
 void server_core::close(server_connection& connection, std::uint8_t code, std::string_view message,
                         closed_by by, clock::time_point now) {
-    if (by == closed_by::server) {
+    if (by == closed_by::local) {
         std::array<std::uint8_t, 2 + max_disconnect_message_bytes> data{};
         const auto size = write_disconnect(code, message, data);
         for (std::size_t i = 0; i < config_.disconnect_packets; ++i) {

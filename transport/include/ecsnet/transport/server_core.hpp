@@ -67,7 +67,7 @@ public:
     void flush(connection_id id, clock::time_point now);
     void flush_all(clock::time_point now);
     /// Ends a connection: its disconnect packets go out (code and message), on_disconnected is called
-    /// (closed_by::server) and its slot is free. False if there is no such connection.
+    /// (closed_by::local) and its slot is free. False if there is no such connection.
     bool disconnect(connection_id id, std::uint8_t code, std::string_view message, clock::time_point now);
     void disconnect_all(std::uint8_t code, std::string_view message, clock::time_point now);
 

@@ -26,14 +26,15 @@ struct connection_info {
 };
 
 enum class closed_by : std::uint8_t {
-    peer,   // the peer sent a disconnect
-    server, // this side decided: the owner's disconnect(), a timeout, a stalled link
+    peer,  // the other side sent a disconnect
+    local, // this side decided: the owner's disconnect(), a timeout, a stalled or broken link (on a server:
+           // the server decided; on a client: the client did)
 };
 
 struct disconnect_info {
     std::uint8_t code{}; // disconnect_code.hpp's values, or the owner's own
     std::string message; // UTF-8, at most 127 bytes on the wire
-    closed_by by{closed_by::server};
+    closed_by by{closed_by::local};
 };
 
 class server_handler {
