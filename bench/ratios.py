@@ -22,6 +22,9 @@ FLOORS = {
     "BM_SortAs": "BM_FloorStdSort",
     "BM_CreateWithGroup": "BM_Create",
     "BM_DestroyManyPools/": "BM_DestroyManyPoolsProbeAll/",
+    "BM_LinkTypicalTick": "BM_MemcpyTypicalTick",
+    "BM_LinkFragment10k": "BM_MemcpyFragment10k",
+    "BM_LinkReceiveSnapshot": "BM_MemcpySnapshot",
 }
 
 

@@ -1,0 +1,50 @@
+#pragma once
+
+// A server's connections, found by id, by remote address and by client id, with the slot limit. A removed
+// connection leaves every index at once (its slot is free, its address unknown) but is destroyed only at
+// collect(): it may still be in use further up the stack (a handler disconnecting a client from inside
+// on_message, while its link is delivering).
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include "address.hpp"
+#include "server_connection.hpp"
+
+namespace ecsnet::transport {
+
+class connection_manager {
+public:
+    explicit connection_manager(std::size_t max_connections)
+        : max_{max_connections} {}
+
+    [[nodiscard]] server_connection* find(connection_id id) const;
+    [[nodiscard]] server_connection* find(const net_address& remote) const;
+    [[nodiscard]] bool client_id_in_use(std::uint64_t client_id) const {
+        return by_client_.contains(client_id);
+    }
+    [[nodiscard]] bool full() const noexcept { return by_id_.size() >= max_; }
+    [[nodiscard]] std::size_t size() const noexcept { return by_id_.size(); }
+    [[nodiscard]] std::size_t capacity() const noexcept { return max_; }
+
+    server_connection& add(std::unique_ptr<server_connection> connection);
+    /// Takes the connection out of every index; destroyed at the next collect().
+    void remove(connection_id id);
+    /// Destroys the removed connections.
+    void collect() noexcept { removed_.clear(); }
+
+    /// The ids of the current connections (a copy: the caller may remove connections while visiting).
+    [[nodiscard]] std::vector<connection_id> ids() const;
+
+private:
+    std::size_t max_;
+    std::unordered_map<connection_id, std::unique_ptr<server_connection>> by_id_;
+    std::unordered_map<net_address, server_connection*, net_address_hash> by_address_;
+    std::unordered_map<std::uint64_t, connection_id> by_client_;
+    std::vector<std::unique_ptr<server_connection>> removed_;
+};
+
+} // namespace ecsnet::transport

@@ -1,0 +1,54 @@
+#pragma once
+
+// What a server tells its owner (the game server): a client connected, a message arrived, a connection
+// ended (and why, and who decided). Called on the thread running the server; a handler may call the
+// server back (send, flush, disconnect) from inside any of them.
+
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "address.hpp"
+#include "channel.hpp"
+#include "connect_token.hpp"
+#include "drop_reason.hpp"
+
+namespace ecsnet::transport {
+
+/// A connection's id on its server: never reused while the server runs.
+using connection_id = std::uint64_t;
+
+struct connection_info {
+    connection_id id{};
+    std::uint64_t client_id{};        // from the connect token: who the backend authenticated
+    transport::user_data user_data{}; // from the connect token, opaque to the transport
+    net_address remote;
+};
+
+enum class closed_by : std::uint8_t {
+    peer,  // the other side sent a disconnect
+    local, // this side decided: the owner's disconnect(), a timeout, a stalled or broken link (on a server:
+           // the server decided; on a client: the client did)
+};
+
+struct disconnect_info {
+    std::uint8_t code{}; // disconnect_code.hpp's values, or the owner's own
+    std::string message; // UTF-8, at most 127 bytes on the wire
+    closed_by by{closed_by::local};
+};
+
+class server_handler {
+public:
+    virtual ~server_handler() = default;
+    virtual void on_connected(const connection_info& info) = 0;
+    virtual void on_message(connection_id id, channel ch, std::span<const std::byte> message) = 0;
+    virtual void on_disconnected(connection_id id, const disconnect_info& info) = 0;
+    /// Every refused datagram, already counted in server_counters::dropped. Per packet: an attacker decides
+    /// how often this runs, so log from it only behind a rate limiter. Default: nothing.
+    virtual void on_dropped(drop_reason reason, const net_address& from) {
+        (void)reason;
+        (void)from;
+    }
+};
+
+} // namespace ecsnet::transport

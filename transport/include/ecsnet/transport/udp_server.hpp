@@ -1,0 +1,104 @@
+#pragma once
+
+// The server's UDP socket (Asio): a server_core on one socket, on an io_context its owner runs. It
+// receives every datagram into the core, sends what the core writes (non-blocking: a datagram the socket
+// buffer cannot take is lost, counted in send_failures, as the network could lose it), and runs the core's
+// timers. With a sim_config, outgoing and incoming datagrams pass through a net_simulator each (loss,
+// latency, jitter, duplication, reordering) for testing the game under bad networks.
+//
+// Threads: everything runs on the io_context's thread(s) through one strand-free socket, so run the
+// io_context on one thread, and call the server's methods from that thread (from a server_handler
+// callback, a timer, or asio::post). The counters are atomics, readable from anywhere.
+//
+//   asio::io_context io;
+//   udp_server server{io, options, handler};   // binds now; throws std::system_error if it cannot
+//   server.start();                            // receive loop and timers
+//   io.run();
+
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include <asio/io_context.hpp>
+#include <asio/ip/udp.hpp>
+#include <asio/steady_timer.hpp>
+
+#include "net_simulator.hpp"
+#include "server_core.hpp"
+
+namespace ecsnet::transport {
+
+struct udp_server_options {
+    std::string bind_address{"0.0.0.0"}; // "::" for dual-stack IPv6 and IPv4
+    std::uint16_t port{0};               // 0: any free port (tests)
+    server_config config;
+    /// The network simulator on both paths; unset or !enabled(): none.
+    std::optional<sim_config> simulator;
+    /// How often the core's timers run (keep-alives, timeouts, resends, acks).
+    std::chrono::milliseconds update_interval{5};
+    /// Kernel socket buffers (a burst of datagrams waits here between two reads).
+    int receive_buffer_bytes{4 << 20};
+    int send_buffer_bytes{4 << 20};
+};
+
+class udp_server {
+public:
+    /// Binds the socket. Throws std::system_error when it cannot, std::invalid_argument when the config
+    /// names no public address and the socket is bound to a wildcard (0.0.0.0, ::).
+    udp_server(asio::io_context& io, udp_server_options options, server_handler& handler);
+    ~udp_server();
+    udp_server(const udp_server&) = delete;
+    udp_server& operator=(const udp_server&) = delete;
+
+    /// Starts receiving and the timers.
+    void start();
+    /// Stops receiving and the timers and closes the socket (connections are dropped silently: call
+    /// disconnect_all first to tell the clients). The pending callbacks of the io_context see it closed.
+    void stop();
+
+    [[nodiscard]] net_address local_address() const { return local_; }
+    [[nodiscard]] std::uint16_t port() const noexcept { return local_.port; }
+
+    send_status send(connection_id id, channel ch, std::span<const std::byte> message);
+    void flush(connection_id id);
+    void flush_all();
+    bool disconnect(connection_id id, std::uint8_t code, std::string_view message);
+    void disconnect_all(std::uint8_t code, std::string_view message);
+
+    [[nodiscard]] std::optional<connection_stats> stats(connection_id id) const;
+    [[nodiscard]] std::optional<connection_info> info(connection_id id) const { return core_->info(id); }
+    [[nodiscard]] std::size_t connection_count() const noexcept { return core_->connection_count(); }
+    [[nodiscard]] const server_counters& counters() const noexcept { return core_->counters(); }
+    [[nodiscard]] server_table_sizes table_sizes() const noexcept { return core_->table_sizes(); }
+    /// Whether this server accepts development tokens (dev_key.hpp): the owner warns at start.
+    [[nodiscard]] bool uses_dev_key() const noexcept { return core_->uses_dev_key(); }
+    /// The core, for what the wrappers above do not cover.
+    [[nodiscard]] server_core& core() noexcept { return *core_; }
+
+private:
+    void receive();
+    void arm_timer();
+    void on_timer();
+    void transmit(const net_address& to, std::span<const std::uint8_t> datagram);
+    void send_now(const net_address& to, std::span<const std::uint8_t> datagram);
+
+    udp_server_options options_;
+    asio::ip::udp::socket socket_;
+    asio::steady_timer timer_;
+    net_address local_;
+    asio::ip::udp protocol_{asio::ip::udp::v4()};
+    std::unique_ptr<server_core> core_;
+    std::optional<basic_net_simulator<net_address>> sim_out_;
+    std::optional<basic_net_simulator<net_address>> sim_in_;
+    asio::ip::udp::endpoint sender_;
+    std::array<std::uint8_t, 2048> receive_buffer_{}; // more than 1,200: an oversized datagram shows as such
+    std::shared_ptr<bool> alive_;
+    bool running_{false};
+};
+
+} // namespace ecsnet::transport

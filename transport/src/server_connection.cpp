@@ -1,0 +1,69 @@
+#include "ecsnet/transport/server_connection.hpp"
+
+namespace ecsnet::transport {
+
+server_connection::server_connection(connection_id id, const challenge_contents& handshake,
+                                     const net_address& remote, clock::duration timeout,
+                                     const link_config& link_config, clock::time_point now)
+    : id_{id}
+    , client_id_{handshake.client_id}
+    , remote_{remote}
+    , user_data_{handshake.user_data}
+    , mac_{handshake.mac}
+    , keys_{derive_session_keys(handshake.client_to_server_key, handshake.server_to_client_key,
+                                handshake.salt)}
+    , link_{link_config}
+    , timeout_{timeout}
+    , connected_at_{now}
+    , last_received_{now}
+    , last_sent_{now} {}
+
+std::size_t server_connection::seal(packet_type type, std::span<const std::uint8_t> data,
+                                    std::uint64_t protocol_id, std::span<std::uint8_t> out,
+                                    clock::time_point now) {
+    const auto size = seal_packet(type, next_sequence_, data, keys_.server_to_client, protocol_id, out);
+    if (size != 0) {
+        ++next_sequence_;
+        ++datagrams_sent_;
+        bytes_sent_ += size;
+        last_sent_ = now;
+    }
+    return size;
+}
+
+outcome<std::size_t, drop_reason>
+server_connection::open(const datagram_header& header, std::span<const std::uint8_t> datagram,
+                        std::uint64_t protocol_id, std::span<std::uint8_t> out, clock::time_point now) {
+    if ((header.sequence & handshake_sequence_bit) != 0) {
+        return drop_reason::malformed; // connection packets never use the handshake range
+    }
+    if (!replay_.check(header.sequence)) {
+        return drop_reason::replayed;
+    }
+    const auto size = open_packet(header, datagram, keys_.client_to_server, protocol_id, out);
+    if (!size) {
+        return drop_reason::decrypt_failed;
+    }
+    replay_.accept(header.sequence);
+    confirmed_ = true;
+    last_received_ = now;
+    ++datagrams_received_;
+    bytes_received_ += datagram.size();
+    return *size;
+}
+
+connection_stats server_connection::stats(clock::time_point now) const {
+    connection_stats out;
+    out.remote = remote_;
+    out.link = link_.stats();
+    out.datagrams_sent = datagrams_sent_;
+    out.datagrams_received = datagrams_received_;
+    out.bytes_sent = bytes_sent_;
+    out.bytes_received = bytes_received_;
+    out.keep_alives_sent = keep_alives_sent_;
+    out.connected_for = std::chrono::duration_cast<std::chrono::milliseconds>(now - connected_at_);
+    out.since_last_received = std::chrono::duration_cast<std::chrono::milliseconds>(now - last_received_);
+    return out;
+}
+
+} // namespace ecsnet::transport

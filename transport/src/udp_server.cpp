@@ -1,0 +1,192 @@
+#include "ecsnet/transport/udp_server.hpp"
+
+#include <stdexcept>
+#include <system_error>
+
+#include <asio/ip/address.hpp>
+#include <asio/ip/v6_only.hpp>
+
+#include "ecsnet/transport/endpoint.hpp"
+
+namespace ecsnet::transport {
+
+namespace {
+
+std::span<const std::uint8_t> as_u8(std::span<const std::byte> bytes) {
+    return {reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()};
+}
+
+std::span<const std::byte> as_bytes_of(std::span<const std::uint8_t> bytes) {
+    return {reinterpret_cast<const std::byte*>(bytes.data()), bytes.size()};
+}
+
+} // namespace
+
+udp_server::udp_server(asio::io_context& io, udp_server_options options, server_handler& handler)
+    : options_{std::move(options)}
+    , socket_{io}
+    , timer_{io}
+    , alive_{std::make_shared<bool>(true)} {
+    const auto bind_ip = asio::ip::make_address(options_.bind_address);
+    const asio::ip::udp::endpoint bind_endpoint{bind_ip, options_.port};
+    socket_.open(bind_endpoint.protocol());
+    if (bind_ip.is_v6()) {
+        socket_.set_option(asio::ip::v6_only{false}); // dual-stack: IPv4 clients too
+    }
+    asio::error_code ignored;
+    socket_.set_option(asio::socket_base::receive_buffer_size{options_.receive_buffer_bytes}, ignored);
+    socket_.set_option(asio::socket_base::send_buffer_size{options_.send_buffer_bytes}, ignored);
+    socket_.bind(bind_endpoint);
+    socket_.non_blocking(true);
+    local_ = from_endpoint(socket_.local_endpoint());
+    protocol_ = bind_endpoint.protocol();
+
+    auto config = options_.config;
+    if (config.public_addresses.empty()) {
+        if (bind_ip.is_unspecified()) {
+            throw std::invalid_argument{
+                "udp_server: bound to " + options_.bind_address +
+                ": name the address clients reach it at in server_config::public_addresses"};
+        }
+        config.public_addresses = {local_};
+    }
+    if (options_.simulator && options_.simulator->enabled()) {
+        // Two simulators with different seeds, so that the two directions do not lose the same datagrams.
+        auto incoming = *options_.simulator;
+        incoming.seed = incoming.seed * 0x9E3779B97F4A7C15ULL + 1;
+        sim_out_.emplace(*options_.simulator);
+        sim_in_.emplace(incoming);
+    }
+    core_ = std::make_unique<server_core>(
+        std::move(config), handler,
+        [this](const net_address& to, std::span<const std::uint8_t> datagram) { transmit(to, datagram); },
+        clock::now());
+}
+
+udp_server::~udp_server() {
+    *alive_ = false;
+    asio::error_code ignored;
+    timer_.cancel();
+    socket_.close(ignored);
+}
+
+void udp_server::start() {
+    if (running_) {
+        return;
+    }
+    running_ = true;
+    receive();
+    arm_timer();
+}
+
+void udp_server::stop() {
+    running_ = false;
+    asio::error_code ignored;
+    timer_.cancel();
+    socket_.close(ignored);
+}
+
+void udp_server::receive() {
+    socket_.async_receive_from(
+        asio::buffer(receive_buffer_), sender_,
+        [this, alive = std::weak_ptr<bool>{alive_}](const asio::error_code& ec, std::size_t size) {
+            if (alive.expired() || !running_) {
+                return;
+            }
+            if (!ec) {
+                const auto from = from_endpoint(sender_);
+                const std::span<const std::uint8_t> datagram{receive_buffer_.data(), size};
+                const auto now = clock::now();
+                if (sim_in_) {
+                    sim_in_->submit(as_bytes_of(datagram), now, from);
+                } else {
+                    core_->receive(datagram, from, now);
+                }
+            }
+            // Errors on a UDP socket (an ICMP port unreachable reported for an earlier send, a datagram
+            // too big for the buffer) concern one datagram: keep receiving. A closed socket stops.
+            if (socket_.is_open() && ec != asio::error::operation_aborted) {
+                receive();
+            }
+        });
+}
+
+void udp_server::arm_timer() {
+    auto interval = clock::duration{options_.update_interval};
+    const auto now = clock::now();
+    for (const auto* sim : {sim_in_ ? &*sim_in_ : nullptr, sim_out_ ? &*sim_out_ : nullptr}) {
+        if (sim != nullptr) {
+            if (const auto due = sim->next_due()) {
+                interval = std::min(interval, std::max(clock::duration{}, *due - now));
+            }
+        }
+    }
+    timer_.expires_after(interval);
+    timer_.async_wait([this, alive = std::weak_ptr<bool>{alive_}](const asio::error_code& ec) {
+        if (alive.expired() || !running_ || ec == asio::error::operation_aborted) {
+            return;
+        }
+        on_timer();
+        arm_timer();
+    });
+}
+
+void udp_server::on_timer() {
+    const auto now = clock::now();
+    if (sim_in_) {
+        sim_in_->deliver_due(now, [&](std::span<const std::byte> bytes, const net_address& from) {
+            core_->receive(as_u8(bytes), from, now);
+        });
+    }
+    core_->update(now);
+    if (sim_out_) {
+        sim_out_->deliver_due(now, [&](std::span<const std::byte> bytes, const net_address& to) {
+            send_now(to, as_u8(bytes));
+        });
+    }
+}
+
+void udp_server::transmit(const net_address& to, std::span<const std::uint8_t> datagram) {
+    if (sim_out_) {
+        sim_out_->submit(as_bytes_of(datagram), clock::now(), to);
+        return;
+    }
+    send_now(to, datagram);
+}
+
+void udp_server::send_now(const net_address& to, std::span<const std::uint8_t> datagram) {
+    const auto endpoint = to_endpoint(to, protocol_);
+    asio::error_code ec;
+    if (endpoint && socket_.is_open()) {
+        socket_.send_to(asio::buffer(datagram.data(), datagram.size()), *endpoint, 0, ec);
+    }
+    if (!endpoint || !socket_.is_open() || ec) {
+        core_->count_send_failure();
+    }
+}
+
+send_status udp_server::send(connection_id id, channel ch, std::span<const std::byte> message) {
+    return core_->send(id, ch, message, clock::now());
+}
+
+void udp_server::flush(connection_id id) {
+    core_->flush(id, clock::now());
+}
+
+void udp_server::flush_all() {
+    core_->flush_all(clock::now());
+}
+
+bool udp_server::disconnect(connection_id id, std::uint8_t code, std::string_view message) {
+    return core_->disconnect(id, code, message, clock::now());
+}
+
+void udp_server::disconnect_all(std::uint8_t code, std::string_view message) {
+    core_->disconnect_all(code, message, clock::now());
+}
+
+std::optional<connection_stats> udp_server::stats(connection_id id) const {
+    return core_->stats(id, clock::now());
+}
+
+} // namespace ecsnet::transport
