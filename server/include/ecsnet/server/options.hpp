@@ -8,14 +8,35 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
+
+#include <ecsnet/transport/sim_config.hpp>
 
 #include "logging.hpp"
 
 namespace ecsnet::server {
 
+/// Which transports the server listens on: the same port number for each with `both`.
+enum class transport_kind : std::uint8_t { tcp, udp, both };
+
+/// The ecsnet game protocol's id in connect tokens (transport/connect_token.hpp): tokens for another
+/// protocol are refused. A studio may pick its own (--protocol-id) to keep its games' tokens apart.
+inline constexpr std::uint64_t default_protocol_id = 0x4543534E45540001ULL; // "ECSNET", 1
+
 struct server_options {
     std::string bind_address{"0.0.0.0"};
-    std::uint16_t port{7777};       // 0: any free port (tests)
+    std::uint16_t port{7777};       // 0: any free port (tests); TCP and UDP alike
+    transport_kind transport{transport_kind::both};
+    // Connect tokens (docs/protocol.md, section 10): the private key shared with the studio's backend, as
+    // 64 hex digits, read from a file; or the published development key (--insecure-dev: anyone may join).
+    std::string key_file;
+    bool insecure_dev{false};
+    std::uint64_t protocol_id{default_protocol_id};
+    // The address(es) clients reach the server at, as tokens name it ("203.0.113.5:7777"); by default the
+    // bind address and the port when the bind address is not a wildcard.
+    std::vector<std::string> public_addresses;
+    // The network simulator on the UDP transport (tests and bad-network rehearsals; off by default).
+    transport::sim_config simulator;
     std::uint16_t admin_port{7778}; // 0: any free port; HTTP /metrics and /healthz
     std::uint32_t tick_rate{30};    // ticks per second (an integer: the protocol carries it as one)
     std::size_t max_clients{1024};
