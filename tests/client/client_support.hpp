@@ -44,6 +44,7 @@ public:
         options.npcs = npcs;
         options.workers = 1;
         options.relevancy_radius = relevancy_radius;
+        options.insecure_dev = true;
         server::arena_options arena;
         arena.npcs = npcs;
         arena.tick_rate = tick_rate;
