@@ -44,6 +44,9 @@ public:
         options.npcs = npcs;
         options.workers = 1;
         options.relevancy_radius = relevancy_radius;
+        // TCP and UDP on one port; clients may make their own (development) tokens.
+        options.transport = server::transport_kind::both;
+        options.insecure_dev = true;
         server::arena_options arena;
         arena.npcs = npcs;
         arena.tick_rate = tick_rate;
@@ -110,6 +113,20 @@ private:
     mutable std::mutex mutex_;
     std::map<proto::tick_type, std::uint64_t> checksums_;
 };
+
+/// Client options over `transport`. The tests of what only TCP does (one write in flight, frames, the fake
+/// servers speaking raw TCP bytes) run on TCP; the end-to-end ones on both.
+inline client_options over(transport_kind transport, std::string name = "test-client") {
+    client_options options;
+    options.name = std::move(name);
+    options.transport = transport;
+    return options;
+}
+
+/// For parameterized tests: "tcp", "udp".
+inline std::string transport_name(const ::testing::TestParamInfo<transport_kind>& info) {
+    return info.param == transport_kind::tcp ? "tcp" : "udp";
+}
 
 /// Polls `c` (poll or own_thread mode) until `done()` or `timeout`; returns done().
 inline bool poll_until(client& c, const std::function<bool()>& done,
