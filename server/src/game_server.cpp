@@ -1,8 +1,15 @@
 #include "ecsnet/server/game_server.hpp"
 
+#include <ifaddrs.h>
+#include <netinet/in.h>
+
 #include <csignal>
+#include <fstream>
+#include <sstream>
 
 #include <spdlog/spdlog.h>
+
+#include <ecsnet/transport/dev_key.hpp>
 
 #include <ecsnet/proto/handshake.hpp>
 
@@ -44,10 +51,83 @@ std::unique_ptr<replicator> make_replicator(const server_options& options, game_
     return std::make_unique<world_replicator>(history, metrics);
 }
 
-// Bytes a TCP segment adds to what it carries (IPv4 and TCP headers with timestamps).
-constexpr std::size_t tcp_overhead = 52;
+// The studio's key: 64 hex digits in a file (whitespace around them ignored).
+transport::key read_key(const std::string& path) {
+    std::ifstream in{path};
+    if (!in) {
+        throw std::runtime_error("cannot read the key file '" + path + "'");
+    }
+    std::string text;
+    in >> text;
+    const auto key = transport::key_from_hex(text);
+    if (!key) {
+        throw std::runtime_error("the key file '" + path +
+                                 "' does not hold 64 hex digits (ecsnet-token keygen)");
+    }
+    return *key;
+}
 
-std::string describe(const connection& c) {
+// The addresses of this host's interfaces, with `port`: what clients may name in their tokens when the
+// server listens on every interface and no --public-address says which.
+std::vector<transport::net_address> interface_addresses(std::uint16_t port) {
+    std::vector<transport::net_address> out;
+    ifaddrs* list = nullptr;
+    if (getifaddrs(&list) != 0) {
+        return out;
+    }
+    for (auto* at = list; at != nullptr; at = at->ifa_next) {
+        if (at->ifa_addr == nullptr) {
+            continue;
+        }
+        if (at->ifa_addr->sa_family == AF_INET) {
+            const auto* in4 = reinterpret_cast<const sockaddr_in*>(at->ifa_addr);
+            std::array<std::uint8_t, 4> octets{};
+            std::memcpy(octets.data(), &in4->sin_addr, 4);
+            out.push_back(transport::net_address::ipv4(octets, port));
+        } else if (at->ifa_addr->sa_family == AF_INET6) {
+            const auto* in6 = reinterpret_cast<const sockaddr_in6*>(at->ifa_addr);
+            std::array<std::uint8_t, 16> bytes{};
+            std::memcpy(bytes.data(), &in6->sin6_addr, 16);
+            out.push_back(transport::net_address::ipv6(bytes, port));
+        }
+    }
+    freeifaddrs(list);
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    return out;
+}
+
+// Where clients reach the server: --public-address, else the bind address, else every interface's.
+std::vector<transport::net_address> public_addresses_of(const server_options& options, std::uint16_t port) {
+    std::vector<transport::net_address> out;
+    for (const auto& text : options.public_addresses) {
+        const auto parsed = transport::net_address::parse(text);
+        if (!parsed) {
+            throw std::runtime_error("--public-address '" + text + "' is not an address:port");
+        }
+        out.push_back(*parsed);
+    }
+    if (!out.empty()) {
+        return out;
+    }
+    const auto bound = asio::ip::make_address(options.bind_address);
+    if (!bound.is_unspecified()) {
+        const auto parsed = transport::net_address::parse(
+            bound.is_v6() ? "[" + bound.to_string() + "]:" + std::to_string(port)
+                          : bound.to_string() + ":" + std::to_string(port));
+        if (parsed) {
+            out.push_back(*parsed);
+        }
+        return out;
+    }
+    return interface_addresses(port);
+}
+
+bool listens_on(transport_kind kind, transport_kind what) {
+    return kind == transport_kind::both || kind == what;
+}
+
+std::string describe(const client_link& c) {
     const auto& s = c.state();
     if (s.id == 0) {
         return "connection from " + c.remote();
@@ -82,16 +162,88 @@ game_server::~game_server() {
 }
 
 void game_server::open() {
+    if (!options_.insecure_dev && options_.key_file.empty()) {
+        throw std::runtime_error(
+            "no key for connect tokens: --key-file FILE (the backend's private key, 64 hex digits; "
+            "ecsnet-token keygen makes one), or --insecure-dev for local development");
+    }
     const auto address = asio::ip::make_address(options_.bind_address);
-    const asio::ip::tcp::endpoint endpoint{address, options_.port};
-    acceptor_.open(endpoint.protocol());
-    acceptor_.set_option(asio::ip::tcp::acceptor::reuse_address{true});
-    acceptor_.bind(endpoint);
-    acceptor_.listen(asio::socket_base::max_listen_connections);
-    port_ = acceptor_.local_endpoint().port();
+    // Both transports on the same port number: TCP picks it (or is told it), UDP takes the same; with port 0
+    // a number free for TCP may be taken for UDP, so a few are tried.
+    for (int attempt = 0;; ++attempt) {
+        std::uint16_t port = options_.port;
+        if (listens_on(options_.transport, transport_kind::tcp)) {
+            const asio::ip::tcp::endpoint endpoint{address, options_.port};
+            acceptor_.open(endpoint.protocol());
+            acceptor_.set_option(asio::ip::tcp::acceptor::reuse_address{true});
+            acceptor_.bind(endpoint);
+            acceptor_.listen(asio::socket_base::max_listen_connections);
+            port = acceptor_.local_endpoint().port();
+        }
+        try {
+            if (listens_on(options_.transport, transport_kind::udp)) {
+                open_udp(port);
+                port = udp_->port();
+            }
+        } catch (const std::system_error&) {
+            if (options_.port != 0 || attempt >= 10 || !acceptor_.is_open()) {
+                throw;
+            }
+            asio::error_code ignored;
+            acceptor_.close(ignored);
+            continue;
+        }
+        port_ = port;
+        break;
+    }
+    const auto key = options_.insecure_dev ? transport::dev_private_key : read_key(options_.key_file);
+    if (!options_.insecure_dev) {
+        tokens_ =
+            std::make_unique<token_checker>(key, options_.protocol_id, public_addresses_of(options_, port_));
+    }
     admin_port_ = admin_.start(options_.bind_address, options_.admin_port);
-    spdlog::info("listening for clients on {}:{}, admin (/metrics, /healthz) on {}:{}; tick rate {} Hz",
-                 options_.bind_address, port_, options_.bind_address, admin_port_, options_.tick_rate);
+    const char* transports = options_.transport == transport_kind::both  ? "TCP and UDP"
+                             : options_.transport == transport_kind::tcp ? "TCP"
+                                                                         : "UDP";
+    spdlog::info("listening for clients on {}:{} ({}), admin (/metrics, /healthz) on {}:{}; tick rate {} Hz",
+                 options_.bind_address, port_, transports, options_.bind_address, admin_port_,
+                 options_.tick_rate);
+    if (options_.insecure_dev) {
+        spdlog::warn(
+            "--insecure-dev: connect tokens use the published development key, so anyone who can reach "
+            "this server can join it; never use it on a public server");
+    }
+    if (options_.simulator.enabled()) {
+        spdlog::warn(
+            "network simulator on (UDP): {:.1f}% loss, {} ms latency, {} ms jitter, {:.1f}% duplicated, "
+            "{:.1f}% reordered",
+            options_.simulator.loss * 100.0, options_.simulator.latency.count() / 1000,
+            options_.simulator.jitter.count() / 1000, options_.simulator.duplicate * 100.0,
+            options_.simulator.reorder * 100.0);
+    }
+}
+
+void game_server::open_udp(std::uint16_t port) {
+    transport::udp_server_options udp;
+    udp.bind_address = options_.bind_address;
+    udp.port = port;
+    udp.config.protocol_id = options_.protocol_id;
+    udp.config.private_key = options_.insecure_dev ? transport::dev_private_key : read_key(options_.key_file);
+    udp.config.max_clients = options_.max_clients;
+    if (port != 0) {
+        udp.config.public_addresses = public_addresses_of(options_, port);
+    }
+    if (options_.simulator.enabled()) {
+        udp.simulator = options_.simulator;
+    }
+    udp_.reset();
+    udp_ = std::make_unique<udp_listener>(
+        io_, std::move(udp), static_cast<connection_handler&>(*this), options_.handshake_timeout,
+        [this](transport::drop_reason reason, const transport::net_address& from) {
+            if (peer_log_.allow("refused datagrams", clock::now())) {
+                spdlog::warn("datagram from {} refused: {}", from.to_string(), transport::to_string(reason));
+            }
+        });
 }
 
 void game_server::run(bool handle_signals) {
@@ -105,7 +257,12 @@ void game_server::run(bool handle_signals) {
             }
         });
     }
-    accept();
+    if (acceptor_.is_open()) {
+        accept();
+    }
+    if (udp_) {
+        udp_->start();
+    }
     ticking_ = true;
     last_tick_end_ns_ = clock::now().time_since_epoch().count();
     pacer_ = tick_pacer{static_cast<double>(options_.tick_rate), clock::now()};
@@ -145,27 +302,35 @@ void game_server::accept() {
             return;
         }
         if (!ec) {
-            auto c = std::make_shared<connection>(
+            auto c = std::make_shared<tcp_connection>(
                 std::move(socket), static_cast<connection_handler&>(*this), limits_,
                 traffic_counters{&metrics_.sent_bytes, &metrics_.received_bytes});
-            connections_.add(c);
             c->start();
-            if (admitted_ >= options_.max_clients) {
-                if (peer_log_.allow("SERVER_FULL refusals", clock::now())) {
-                    spdlog::warn("{} refused: server full ({} clients)", describe(*c), admitted_);
-                }
-                c->disconnect(v1::SERVER_FULL,
-                              "server full: " + std::to_string(options_.max_clients) + " clients");
-            } else {
-                c->state().admitted = true;
-                ++admitted_;
-                metrics_.connected_clients.set(static_cast<double>(admitted_));
-            }
+            on_opened(std::move(c));
         } else if (ec != asio::error::operation_aborted && peer_log_.allow("failed accepts", clock::now())) {
             spdlog::warn("accept failed: {}", ec.message()); // e.g. out of file descriptors: keep serving
         }
         accept();
     });
+}
+
+void game_server::on_opened(std::shared_ptr<client_link> link) {
+    auto& c = *link;
+    connections_.add(std::move(link));
+    if (shutting_down_) {
+        c.disconnect(v1::SHUTDOWN, "server shutting down");
+        return;
+    }
+    if (admitted_ >= options_.max_clients) {
+        if (peer_log_.allow("SERVER_FULL refusals", clock::now())) {
+            spdlog::warn("{} refused: server full ({} clients)", describe(c), admitted_);
+        }
+        c.disconnect(v1::SERVER_FULL, "server full: " + std::to_string(options_.max_clients) + " clients");
+        return;
+    }
+    c.state().admitted = true;
+    ++admitted_;
+    metrics_.connected_clients.set(static_cast<double>(admitted_));
 }
 
 void game_server::schedule_tick(clock::time_point at) {
@@ -181,13 +346,14 @@ void game_server::tick() {
     const auto started = clock::now();
 
     // 1. Inputs received since the last tick, each client's to its own avatar only.
-    connections_.for_each([this, started](connection& c) {
+    connections_.for_each([this, started](client_link& c) {
         auto& s = c.state();
         if (s.state != session::phase::playing) {
             return;
         }
         for (auto& [input, payload] : s.inputs) {
             input.payload = payload;
+            metrics_.inputs.add();
             if (auto refused = world_->apply_input(s.id, s.avatar, input)) {
                 metrics_.refused_inputs.add();
                 if (peer_log_.allow("refused inputs", started)) {
@@ -210,12 +376,15 @@ void game_server::tick() {
     }
 
     // 4. Every playing client wants this tick; sent now where the socket is idle.
-    connections_.for_each([](connection& c) {
+    connections_.for_each([](client_link& c) {
         if (c.state().state == session::phase::playing) {
             c.want_snapshot();
         }
     });
 
+    if (udp_) {
+        export_transport_metrics(tick_ % options_.tick_rate == 0); // clients' RTT and loss once a second
+    }
     const auto ended = clock::now();
     peer_log_.flush(ended);
     metrics_.ticks.add();
@@ -249,7 +418,10 @@ void game_server::begin_shutdown() {
     tick_timer_.cancel();
     signals_.cancel();
     spdlog::info("shutting down: telling {} client(s)", connections_.size());
-    connections_.for_each([](connection& c) { c.disconnect(v1::SHUTDOWN, "server shutting down"); });
+    connections_.for_each([](client_link& c) { c.disconnect(v1::SHUTDOWN, "server shutting down"); });
+    if (udp_) {
+        udp_->stop(static_cast<std::uint8_t>(v1::SHUTDOWN), "server shutting down");
+    }
     if (connections_.empty()) {
         io_.stop();
         return;
@@ -257,7 +429,7 @@ void game_server::begin_shutdown() {
     shutdown_timer_.expires_after(options_.shutdown_grace);
     shutdown_timer_.async_wait([this](const asio::error_code& ec) {
         if (!ec) {
-            connections_.for_each([](connection& c) { c.abort(); });
+            connections_.for_each([](client_link& c) { c.abort(); });
             io_.stop();
         }
     });
@@ -265,15 +437,45 @@ void game_server::begin_shutdown() {
 
 std::vector<client_info> game_server::clients() {
     std::vector<client_info> out;
-    connections_.for_each([&out](connection& c) {
+    connections_.for_each([&out](client_link& c) {
         const auto& s = c.state();
-        out.push_back(client_info{s.id, s.name, c.remote(), s.state == session::phase::playing, s.avatar,
-                                  s.acked, s.sent, c.unsent_bytes(), c.bytes_sent(), c.bytes_received()});
+        const auto m = c.measures();
+        out.push_back(client_info{s.id, s.name, c.remote(), std::string{c.transport()},
+                                  s.state == session::phase::playing, s.avatar, s.acked, s.sent,
+                                  m.unsent_bytes, m.bytes_sent, m.bytes_received, m.rtt_ms, m.loss, m.resends,
+                                  s.inputs_received});
     });
     return out;
 }
 
-void game_server::on_message(connection& from, v1::Envelope& message) {
+void game_server::export_transport_metrics(bool per_client) {
+    const auto& dropped = udp_->server().counters().dropped;
+    dropped.for_each([this](transport::drop_reason reason, std::uint64_t count) {
+        const auto at = static_cast<std::size_t>(reason);
+        if (at >= dropped_seen_.size()) {
+            dropped_seen_.resize(at + 1, 0);
+        }
+        if (count > dropped_seen_[at]) {
+            metrics_.packets_dropped.with(transport::to_string(reason)).add(count - dropped_seen_[at]);
+            dropped_seen_[at] = count;
+        }
+    });
+    if (!per_client) {
+        return;
+    }
+    std::uint64_t resends = 0;
+    connections_.for_each([&](client_link& c) {
+        const auto m = c.measures();
+        resends += m.resends;
+        if (m.rtt_ms && c.state().state == session::phase::playing) {
+            metrics_.client_rtt.observe(*m.rtt_ms / 1000.0);
+            metrics_.client_loss.observe(m.loss.value_or(0.0));
+        }
+    });
+    metrics_.resends.set(static_cast<double>(resends));
+}
+
+void game_server::on_message(client_link& from, v1::Envelope& message) {
     auto& s = from.state();
     switch (message.message_case()) {
     case v1::Envelope::kClientHello:
@@ -316,8 +518,22 @@ void game_server::on_message(connection& from, v1::Envelope& message) {
     }
 }
 
-void game_server::handle_hello(connection& from, const v1::ClientHello& hello) {
+void game_server::handle_hello(client_link& from, const v1::ClientHello& hello) {
     auto& s = from.state();
+    // UDP clients proved their token to the transport; TCP ones prove it here (unless in development mode).
+    if (tokens_ && from.transport() == "tcp") {
+        const auto now_unix =
+            static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::seconds>(
+                                           std::chrono::system_clock::now().time_since_epoch())
+                                           .count());
+        if (auto refused = tokens_->check(hello.connect_token(), now_unix)) {
+            if (peer_log_.allow("handshake refusals", clock::now())) {
+                spdlog::warn("{} refused at handshake: {}", describe(from), *refused);
+            }
+            from.disconnect(v1::AUTHENTICATION_FAILED, *refused);
+            return;
+        }
+    }
     if (auto accepted = proto::check_client_hello(hello, history_.layout()); !accepted) {
         if (peer_log_.allow("handshake refusals", clock::now())) {
             spdlog::warn("{} refused at handshake: {}", describe(from), accepted.message());
@@ -361,7 +577,7 @@ void game_server::handle_hello(connection& from, const v1::ClientHello& hello) {
     from.want_snapshot(); // the newest tick, as a full state
 }
 
-void game_server::handle_ack(connection& from, const v1::Ack& ack) {
+void game_server::handle_ack(client_link& from, const v1::Ack& ack) {
     auto& s = from.state();
     if (!ack.full_state_requested() && (!s.sent || ack.tick() > *s.sent)) {
         from.disconnect(v1::PROTOCOL_ERROR,
@@ -372,6 +588,7 @@ void game_server::handle_ack(connection& from, const v1::Ack& ack) {
     if (!ack.full_state_requested() && (!s.acked || ack.tick() > *s.acked)) {
         s.acked = ack.tick();
     }
+    s.full_state_in_flight = false;
     if (ack.full_state_requested()) {
         s.sent.reset(); // resend the newest tick, in full
         s.ack_anchor.reset();
@@ -384,7 +601,7 @@ void game_server::handle_ack(connection& from, const v1::Ack& ack) {
     }
 }
 
-void game_server::handle_input(connection& from, v1::Input& input) {
+void game_server::handle_input(client_link& from, v1::Input& input) {
     auto& s = from.state();
     if (input.payload().size() > max_input_payload) {
         from.disconnect(v1::PROTOCOL_ERROR, "input payload of " + std::to_string(input.payload().size()) +
@@ -398,33 +615,40 @@ void game_server::handle_input(connection& from, v1::Input& input) {
     if (s.inputs.size() >= max_inputs_per_tick) {
         s.inputs.erase(s.inputs.begin()); // a flood keeps only the newest inputs
     }
+    ++s.inputs_received;
     client_input kept{input.client_tick(), input.sequence(), {}};
     s.inputs.emplace_back(kept, std::move(*input.mutable_payload()));
 }
 
-std::shared_ptr<const std::string> game_server::next_snapshot(connection& to) {
+std::optional<outgoing_snapshot> game_server::next_snapshot(client_link& to) {
     auto& s = to.state();
     if (history_.empty() || (s.sent && *s.sent >= history_.newest_tick())) {
-        return nullptr;
+        return std::nullopt;
+    }
+    if (s.full_state_in_flight) {
+        metrics_.snapshots_held
+            .add(); // one at a time: the client's ack (or full-state request) sends the next
+        return std::nullopt;
     }
     if (s.sent && s.ack_anchor && *s.sent - *s.ack_anchor >= options_.max_unacked_ticks) {
         metrics_.snapshots_held.add(); // resumed by its next ack (handle_ack)
-        return nullptr;
+        return std::nullopt;
     }
     auto snapshot = replicator_->snapshot(*s.replication);
     if (!snapshot) {
-        return nullptr;
+        return std::nullopt;
     }
     s.sent = snapshot->tick;
     if (!s.ack_anchor) {
         s.ack_anchor = snapshot->tick;
     }
-    replicator_->sent(*s.replication, snapshot->frame->size() + tcp_overhead);
+    s.full_state_in_flight = snapshot->full_state;
+    replicator_->sent(*s.replication, to.wire_bytes(*snapshot));
     metrics_.snapshot_size.observe(static_cast<double>(snapshot->frame->size()));
-    return std::move(snapshot->frame);
+    return snapshot;
 }
 
-void game_server::on_left(connection& left) {
+void game_server::on_left(client_link& left) {
     auto& s = left.state();
     if (s.admitted) {
         s.admitted = false;
@@ -441,12 +665,13 @@ void game_server::on_left(connection& left) {
     const auto reason = v1::DisconnectReason_Name(s.close_reason);
     metrics_.disconnects.with(reason).add();
     if (peer_log_.allow(reason + " disconnects", clock::now())) {
+        const auto m = left.measures();
         spdlog::info("{} disconnected: {} ({}); {} bytes in, {} bytes out", describe(left), reason,
-                     s.close_message, left.bytes_received(), left.bytes_sent());
+                     s.close_message, m.bytes_received, m.bytes_sent);
     }
 }
 
-void game_server::on_closed(connection& closed) {
+void game_server::on_closed(client_link& closed) {
     connections_.remove(closed);
     if (shutting_down_ && connections_.empty()) {
         shutdown_timer_.cancel();

@@ -353,7 +353,7 @@ std::optional<outgoing_snapshot> interest_replicator::snapshot(client_replicatio
     const auto per_tick_bytes = static_cast<double>(std::max<std::int64_t>(c.budget_per_tick / 8, 1));
     metrics_->snapshot_budget_use.observe(static_cast<double>(frame->size() + options_.wire_overhead) /
                                           per_tick_bytes);
-    return outgoing_snapshot{std::move(frame), offset, report.tick};
+    return outgoing_snapshot{std::move(frame), offset, report.tick, report.full_state};
 }
 
 void interest_replicator::sent(client_replication& client, std::size_t wire_bytes) {

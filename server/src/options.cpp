@@ -14,10 +14,42 @@ parsed_options parse_options(int argc, const char* const* argv) {
     std::int64_t idle_ms = options.idle_timeout.count();
     std::int64_t stall_ms = options.write_stall_timeout.count();
     std::int64_t log_period_ms = options.log_period.count();
+    std::string transport = "both";
+    double sim_loss = 0.0;
+    double sim_latency_ms = 0.0;
+    double sim_jitter_ms = 0.0;
+    double sim_duplicate = 0.0;
+    double sim_reorder = 0.0;
 
     app.add_option("--bind", options.bind_address, "address to listen on")->capture_default_str();
-    app.add_option("--port", options.port, "TCP port for game clients (0: any free port)")
+    app.add_option("--port", options.port, "port for game clients, TCP and UDP alike (0: any free port)")
         ->capture_default_str();
+    app.add_option("--transport", transport, "udp, tcp or both (both: on the same port number)")
+        ->check(CLI::IsMember({"udp", "tcp", "both"}))
+        ->capture_default_str();
+    app.add_option("--key-file", options.key_file,
+                   "file holding the private key shared with the backend that issues connect tokens (64 hex "
+                   "digits; ecsnet-token keygen)");
+    app.add_flag("--insecure-dev", options.insecure_dev,
+                 "accept tokens made with the published development key: anyone may join (local development "
+                 "only; logs a warning)");
+    app.add_option("--protocol-id", options.protocol_id, "the game's protocol id in connect tokens")
+        ->capture_default_str();
+    app.add_option(
+        "--public-address", options.public_addresses,
+        "address:port clients reach this server at, as tokens name it (repeatable; default: the bind "
+        "address, or every interface's when binding to all)");
+    app.add_option("--sim-loss", sim_loss, "network simulator (UDP): fraction of datagrams lost, each way")
+        ->check(CLI::Range(0.0, 1.0));
+    app.add_option("--sim-latency-ms", sim_latency_ms, "network simulator (UDP): one-way latency added")
+        ->check(CLI::Range(0.0, 10'000.0));
+    app.add_option("--sim-jitter-ms", sim_jitter_ms, "network simulator (UDP): random extra latency, up to")
+        ->check(CLI::Range(0.0, 10'000.0));
+    app.add_option("--sim-duplicate", sim_duplicate,
+                   "network simulator (UDP): fraction of datagrams duplicated")
+        ->check(CLI::Range(0.0, 1.0));
+    app.add_option("--sim-reorder", sim_reorder, "network simulator (UDP): fraction of datagrams held back")
+        ->check(CLI::Range(0.0, 1.0));
     app.add_option("--admin-port", options.admin_port,
                    "HTTP port for /metrics and /healthz (0: any free port)")
         ->capture_default_str();
@@ -95,6 +127,17 @@ parsed_options parse_options(int argc, const char* const* argv) {
     options.idle_timeout = std::chrono::milliseconds{idle_ms};
     options.write_stall_timeout = std::chrono::milliseconds{stall_ms};
     options.log_period = std::chrono::milliseconds{log_period_ms};
+    options.transport = transport == "udp"   ? transport_kind::udp
+                        : transport == "tcp" ? transport_kind::tcp
+                                             : transport_kind::both;
+    const auto us = [](double ms) {
+        return std::chrono::microseconds{static_cast<std::int64_t>(ms * 1000.0)};
+    };
+    options.simulator.loss = sim_loss;
+    options.simulator.latency = us(sim_latency_ms);
+    options.simulator.jitter = us(sim_jitter_ms);
+    options.simulator.duplicate = sim_duplicate;
+    options.simulator.reorder = sim_reorder;
     return parsed_options{options, 0};
 }
 

@@ -1,6 +1,7 @@
 #include "ecsnet/server/server_metrics.hpp"
 
 #include <ecsnet/proto/envelope.hpp>
+#include <ecsnet/transport/drop_reason.hpp>
 
 namespace ecsnet::server {
 
@@ -12,6 +13,17 @@ const std::vector<std::string>& disconnect_reason_labels() {
             if (descriptor->value(i)->number() != 0) {
                 names.push_back(descriptor->value(i)->name());
             }
+        }
+        return names;
+    }();
+    return labels;
+}
+
+const std::vector<std::string>& drop_reason_labels() {
+    static const std::vector<std::string> labels = [] {
+        std::vector<std::string> names;
+        for (std::size_t r = 0; r < transport::drop_reason_count; ++r) {
+            names.emplace_back(transport::to_string(static_cast<transport::drop_reason>(r)));
         }
         return names;
     }();
@@ -63,6 +75,20 @@ server_metrics::server_metrics()
     , view_bytes_coded{registry.add_counter("ecsnet_encode_coded_bytes_total",
                                             "Bytes of entity codes the shared view encoder coded.")}
     , view_bytes_copied{registry.add_counter("ecsnet_encode_copied_bytes_total",
-                                             "Bytes of entity codes copied into clients' snapshots.")} {}
+                                             "Bytes of entity codes copied into clients' snapshots.")}
+    , inputs{registry.add_counter("ecsnet_inputs_total",
+                                  "Client inputs applied by the world (each input once, in sequence order).")}
+    , packets_dropped{registry.add_counter_family("ecsnet_packets_dropped_total",
+                                                  "Datagrams the UDP transport refused, by reason.", "reason",
+                                                  drop_reason_labels())}
+    , client_rtt{registry.add_histogram("ecsnet_client_rtt_seconds",
+                                        "Round-trip time of each UDP client, sampled once a second.",
+                                        histogram::exponential_bounds(0.001, 2.0, 12))}
+    , client_loss{registry.add_histogram("ecsnet_client_loss_ratio",
+                                         "Packet loss of each UDP client, sampled once a second.",
+                                         {0.001, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 1.0})}
+    , resends{registry.add_gauge(
+          "ecsnet_connected_clients_resends",
+          "Reliable messages and fragments sent again to the UDP clients connected now.")} {}
 
 } // namespace ecsnet::server

@@ -44,7 +44,9 @@ std::optional<outgoing_snapshot> world_replicator::snapshot(client_replication& 
     }
     const auto offset = snapshot->frame.size() - snapshot->envelope.size();
     const auto tick = snapshot->tick;
-    return outgoing_snapshot{std::shared_ptr<const std::string>{snapshot, &snapshot->frame}, offset, tick};
+    const bool full = !snapshot->used.baseline.has_value();
+    return outgoing_snapshot{std::shared_ptr<const std::string>{snapshot, &snapshot->frame}, offset, tick,
+                             full};
 }
 
 void world_replicator::sent(client_replication&, std::size_t) {}

@@ -135,16 +135,29 @@ TEST(Sessions, ATruncatedFrameThenSilenceTimesOut) {
     watcher.expect_unharmed(1500ms);
 }
 
-TEST(Sessions, AClientThatNeverReadsIsDisconnectedAndItsBacklogStaysBounded) {
-    auto options = test_options(2000);
+TEST(Sessions, AClientThatStopsReadingIsDisconnectedAndItsBacklogStaysBounded) {
+    // Deltas of 10,000 entities (about 13 kB each): the window's 15 of them overflow the socket buffers.
+    auto options = test_options(10'000);
     options.max_unsent_bytes = 256 * 1024;
     options.socket_send_buffer = 16 * 1024;
     options.write_stall_timeout = 500ms;
     running_server server{options};
     bystander watcher{server.port(), 3000ms};
 
-    raw_client stuck{server.port(), 4096}; // a tiny receive buffer, and it never reads
+    // A client whose game loop froze: it read its welcome and its full state, acked it, and reads no more
+    // (with a tiny receive buffer). The server sends deltas until its socket stalls.
+    raw_client stuck{server.port(), 4096};
     stuck.send_hello(arena::replicated_schema(), "stuck");
+    std::optional<proto::tick_type> first;
+    for (int i = 0; i < 50 && !first; ++i) {
+        if (auto message = stuck.read(100ms); message && message->has_snapshot()) {
+            first = message->snapshot().tick();
+        }
+    }
+    ASSERT_TRUE(first.has_value());
+    v1::Envelope ack;
+    ack.mutable_ack()->set_tick(*first);
+    stuck.send(ack);
     std::size_t worst_backlog = 0;
     bool seen = false;
     bool gone = false;

@@ -118,7 +118,8 @@ private:
 };
 
 TEST(Shutdown, SigtermTellsEveryClientAndExitsWithinTwoSeconds) {
-    server_process server{{"--bind", "127.0.0.1", "--port", "0", "--admin-port", "0", "--npcs", "500"}};
+    server_process server{
+        {"--bind", "127.0.0.1", "--port", "0", "--admin-port", "0", "--npcs", "500", "--insecure-dev"}};
     const auto port = server.wait_for("listening for clients on 127.0.0.1:", 10'000ms);
     ASSERT_TRUE(port) << server.output();
 
@@ -149,8 +150,8 @@ TEST(Shutdown, SigtermTellsEveryClientAndExitsWithinTwoSeconds) {
 }
 
 TEST(Shutdown, SigintWithNoClientExitsAtOnce) {
-    server_process server{
-        {"--bind", "127.0.0.1", "--port", "0", "--admin-port", "0", "--npcs", "10", "--log-format", "json"}};
+    server_process server{{"--bind", "127.0.0.1", "--port", "0", "--admin-port", "0", "--npcs", "10",
+                           "--log-format", "json", "--insecure-dev"}};
     ASSERT_TRUE(server.wait_for(R"("msg":"listening for clients)", 10'000ms)) << server.output();
     server.signal(SIGINT);
     const auto status = server.wait_exit(2000ms);

@@ -1,29 +1,30 @@
 #pragma once
 
-// The server's open connections, so that they can be visited each tick and all closed at shutdown.
+// The server's open client links (TCP and UDP), so that they can be visited each tick and all closed at
+// shutdown.
 
 #include <cstddef>
 #include <memory>
 #include <vector>
 
-#include "connection.hpp"
+#include "client_link.hpp"
 
 namespace ecsnet::server {
 
 class connection_manager {
 public:
-    void add(std::shared_ptr<connection> c) { connections_.push_back(std::move(c)); }
+    void add(std::shared_ptr<client_link> c) { connections_.push_back(std::move(c)); }
 
-    /// Forgets a closed connection. O(connections).
-    void remove(const connection& c) {
+    /// Forgets a closed link. O(links).
+    void remove(const client_link& c) {
         std::erase_if(connections_,
-                      [&c](const std::shared_ptr<connection>& held) { return held.get() == &c; });
+                      [&c](const std::shared_ptr<client_link>& held) { return held.get() == &c; });
     }
 
     [[nodiscard]] std::size_t size() const noexcept { return connections_.size(); }
     [[nodiscard]] bool empty() const noexcept { return connections_.empty(); }
 
-    /// Calls func(connection&) for each connection; func may close connections (a copy is visited).
+    /// Calls func(client_link&) for each link; func may close links (a copy is visited).
     template<typename Func>
     void for_each(Func func) {
         const auto snapshot = connections_;
@@ -33,7 +34,7 @@ public:
     }
 
 private:
-    std::vector<std::shared_ptr<connection>> connections_;
+    std::vector<std::shared_ptr<client_link>> connections_;
 };
 
 } // namespace ecsnet::server

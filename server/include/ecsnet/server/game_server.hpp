@@ -31,14 +31,17 @@
 #include <ecsnet/proto/history.hpp>
 
 #include "admin_server.hpp"
-#include "connection.hpp"
+#include "client_link.hpp"
 #include "connection_manager.hpp"
 #include "game_world.hpp"
 #include "log_limiter.hpp"
 #include "options.hpp"
 #include "replicator.hpp"
 #include "server_metrics.hpp"
+#include "tcp_connection.hpp"
 #include "tick_pacer.hpp"
+#include "token_checker.hpp"
+#include "udp_listener.hpp"
 
 namespace ecsnet::server {
 
@@ -47,6 +50,7 @@ struct client_info {
     client_id id{};
     std::string name;
     std::string remote;
+    std::string transport; // "tcp" or "udp"
     bool playing{};
     entity avatar{null_entity};
     std::optional<proto::tick_type> acked;
@@ -54,6 +58,10 @@ struct client_info {
     std::size_t unsent_bytes{};
     std::uint64_t bytes_sent{};
     std::uint64_t bytes_received{};
+    std::optional<double> rtt_ms; // UDP: the transport's estimate
+    std::optional<double> loss;   // UDP: fraction of packets lost
+    std::uint64_t resends{};      // UDP: reliable messages and fragments sent again
+    std::uint64_t inputs_received{};
 };
 
 class game_server final : private connection_handler {
@@ -65,8 +73,8 @@ public:
     game_server& operator=(const game_server&) = delete;
     ~game_server() override;
 
-    /// Binds the game port and the admin port. Throws std::system_error (or std::runtime_error for the
-    /// admin port) if either cannot be bound.
+    /// Binds the game port (TCP, UDP or both, on the same number) and the admin port. Throws
+    /// std::system_error if a port cannot be bound, std::runtime_error for a missing or bad key.
     void open();
     /// Ticks and serves on the calling thread until stop() or, if `handle_signals`, SIGINT/SIGTERM; returns
     /// after the graceful shutdown.
@@ -75,6 +83,8 @@ public:
     void stop();
 
     [[nodiscard]] std::uint16_t port() const noexcept { return port_; }
+    /// The UDP side, when the server listens on UDP (its counters; tests).
+    [[nodiscard]] udp_listener* udp() noexcept { return udp_.get(); }
     [[nodiscard]] std::uint16_t admin_port() const noexcept { return admin_port_; }
     [[nodiscard]] server_metrics& metrics() noexcept { return metrics_; }
     /// True while the tick loop runs and ticked recently (what /healthz reports).
@@ -103,20 +113,23 @@ public:
 
 private:
     void accept();
+    void open_udp(std::uint16_t port);
+    void export_transport_metrics(bool per_client);
     void schedule_tick(std::chrono::steady_clock::time_point at);
     void tick();
     void begin_shutdown();
     [[nodiscard]] std::uint64_t server_time_us(std::chrono::steady_clock::time_point at) const noexcept;
 
     // connection_handler
-    void on_message(connection& from, v1::Envelope& message) override;
-    std::shared_ptr<const std::string> next_snapshot(connection& to) override;
-    void on_left(connection& left) override;
-    void on_closed(connection& closed) override;
+    void on_message(client_link& from, v1::Envelope& message) override;
+    void on_opened(std::shared_ptr<client_link> link) override;
+    std::optional<outgoing_snapshot> next_snapshot(client_link& to) override;
+    void on_left(client_link& left) override;
+    void on_closed(client_link& closed) override;
 
-    void handle_hello(connection& from, const v1::ClientHello& hello);
-    void handle_ack(connection& from, const v1::Ack& ack);
-    void handle_input(connection& from, v1::Input& input);
+    void handle_hello(client_link& from, const v1::ClientHello& hello);
+    void handle_ack(client_link& from, const v1::Ack& ack);
+    void handle_input(client_link& from, v1::Input& input);
 
     server_options options_;
     connection_limits limits_;
@@ -125,6 +138,9 @@ private:
 
     asio::io_context io_;
     asio::ip::tcp::acceptor acceptor_;
+    std::unique_ptr<udp_listener> udp_;
+    std::unique_ptr<token_checker> tokens_;   // TCP's connect tokens (none in development mode)
+    std::vector<std::uint64_t> dropped_seen_; // per drop reason: what the metrics already counted
     asio::steady_timer tick_timer_;
     asio::steady_timer shutdown_timer_;
     asio::signal_set signals_;

@@ -25,7 +25,7 @@ inline constexpr std::uint64_t default_protocol_id = 0x4543534E45540001ULL; // "
 
 struct server_options {
     std::string bind_address{"0.0.0.0"};
-    std::uint16_t port{7777};       // 0: any free port (tests); TCP and UDP alike
+    std::uint16_t port{7777}; // 0: any free port (tests); TCP and UDP alike
     transport_kind transport{transport_kind::both};
     // Connect tokens (docs/protocol.md, section 10): the private key shared with the studio's backend, as
     // 64 hex digits, read from a file; or the published development key (--insecure-dev: anyone may join).

@@ -36,6 +36,9 @@ struct outgoing_snapshot {
     std::shared_ptr<const std::string> frame;
     std::size_t envelope_offset{};
     proto::tick_type tick{};
+    /// No baseline: a datagram transport sends it reliably (it may be large, and nothing deltas from it
+    /// until it arrives).
+    bool full_state{};
 
     [[nodiscard]] std::string_view envelope() const noexcept {
         return std::string_view{*frame}.substr(envelope_offset);

@@ -11,6 +11,8 @@ namespace ecsnet::server {
 
 /// The disconnect reasons, as the ecsnet_disconnects_total{reason} label values.
 [[nodiscard]] const std::vector<std::string>& disconnect_reason_labels();
+/// Why the UDP transport refuses datagrams, as the ecsnet_packets_dropped_total{reason} label values.
+[[nodiscard]] const std::vector<std::string>& drop_reason_labels();
 
 struct server_metrics {
     metrics_registry registry;
@@ -34,6 +36,12 @@ struct server_metrics {
     counter& view_cache_hits;
     counter& view_bytes_coded;
     counter& view_bytes_copied;
+    // Transports.
+    counter& inputs;
+    counter_family& packets_dropped;
+    histogram& client_rtt;
+    histogram& client_loss;
+    gauge& resends;
 
     server_metrics();
 };

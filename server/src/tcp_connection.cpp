@@ -1,4 +1,4 @@
-#include "ecsnet/server/connection.hpp"
+#include "ecsnet/server/tcp_connection.hpp"
 
 #include <ecsnet/proto/handshake.hpp>
 
@@ -6,8 +6,8 @@
 
 namespace ecsnet::server {
 
-connection::connection(asio::ip::tcp::socket socket, connection_handler& handler,
-                       const connection_limits& limits, traffic_counters traffic)
+tcp_connection::tcp_connection(asio::ip::tcp::socket socket, connection_handler& handler,
+                               const connection_limits& limits, traffic_counters traffic)
     : socket_{std::move(socket)}
     , handler_{handler}
     , limits_{limits}
@@ -27,7 +27,7 @@ connection::connection(asio::ip::tcp::socket socket, connection_handler& handler
     socket_.set_option(asio::socket_base::send_buffer_size{limits.socket_send_buffer}, ec);
 }
 
-void connection::start() {
+void tcp_connection::start() {
     handshake_timer_.expires_after(limits_.handshake_timeout);
     handshake_timer_.async_wait([self = shared_from_this()](const asio::error_code& ec) {
         if (!ec && self->session_.state == session::phase::handshaking) {
@@ -39,12 +39,12 @@ void connection::start() {
     read();
 }
 
-void connection::handshake_done() {
+void tcp_connection::handshake_done() {
     handshake_timer_.cancel();
     arm_idle();
 }
 
-void connection::arm_idle() {
+void tcp_connection::arm_idle() {
     idle_timer_.expires_after(limits_.idle_timeout);
     idle_timer_.async_wait([self = shared_from_this()](const asio::error_code& ec) {
         if (!ec && self->session_.state == session::phase::playing) {
@@ -54,7 +54,7 @@ void connection::arm_idle() {
     });
 }
 
-void connection::read() {
+void tcp_connection::read() {
     socket_.async_read_some(asio::buffer(read_buffer_),
                             [self = shared_from_this()](const asio::error_code& ec, std::size_t count) {
                                 if (self->closed_) {
@@ -68,7 +68,7 @@ void connection::read() {
                             });
 }
 
-void connection::lost(const asio::error_code& ec) {
+void tcp_connection::lost(const asio::error_code& ec) {
     if (!closing_) { // a disconnect we started keeps its own reason
         session_.closed_by_peer = true;
         session_.close_reason = v1::CLIENT_QUIT;
@@ -78,7 +78,7 @@ void connection::lost(const asio::error_code& ec) {
     close();
 }
 
-void connection::on_read(std::size_t count) {
+void tcp_connection::on_read(std::size_t count) {
     received_ += count;
     if (traffic_.received != nullptr) {
         traffic_.received->add(count);
@@ -107,7 +107,7 @@ void connection::on_read(std::size_t count) {
     }
 }
 
-void connection::send(std::shared_ptr<const std::string> frame) {
+void tcp_connection::send(std::shared_ptr<const std::string> frame) {
     if (closing_ || closed_ || frame == nullptr) {
         return;
     }
@@ -122,28 +122,28 @@ void connection::send(std::shared_ptr<const std::string> frame) {
     write();
 }
 
-void connection::send(const v1::Envelope& message) {
+void tcp_connection::send(const v1::Envelope& message) {
     auto frame = std::make_shared<std::string>();
     if (proto::append_envelope_frame(*frame, message)) {
         send(std::move(frame));
     }
 }
 
-void connection::want_snapshot() {
+void tcp_connection::want_snapshot() {
     snapshot_wanted_ = true;
     write();
 }
 
-void connection::write() {
+void tcp_connection::write() {
     if (writing_ || closed_) {
         return;
     }
     if (queue_.empty() && snapshot_wanted_ && !closing_ && session_.state == session::phase::playing) {
         snapshot_wanted_ = false;
         // Encoded now, when the socket can take it: against the newest baseline this client acked.
-        if (auto frame = handler_.next_snapshot(*this)) {
-            unsent_ += frame->size();
-            queue_.push_back(std::move(frame));
+        if (auto snapshot = handler_.next_snapshot(*this)) {
+            unsent_ += snapshot->frame->size();
+            queue_.push_back(std::move(snapshot->frame));
         }
     }
     if (queue_.empty()) {
@@ -170,7 +170,7 @@ void connection::write() {
                              });
 }
 
-void connection::on_write(std::size_t count) {
+void tcp_connection::on_write(std::size_t count) {
     sent_ += count;
     if (traffic_.sent != nullptr) {
         traffic_.sent->add(count);
@@ -184,7 +184,7 @@ void connection::on_write(std::size_t count) {
     write();
 }
 
-void connection::arm_stall() {
+void tcp_connection::arm_stall() {
     stall_timer_.expires_after(limits_.write_stall_timeout);
     stall_timer_.async_wait([self = shared_from_this()](const asio::error_code& ec) {
         if (!ec && self->writing_ && !self->closing_) {
@@ -196,7 +196,7 @@ void connection::arm_stall() {
     });
 }
 
-void connection::disconnect(v1::DisconnectReason reason, std::string message) {
+void tcp_connection::disconnect(v1::DisconnectReason reason, std::string message) {
     if (closing_ || closed_) {
         return;
     }
@@ -222,7 +222,15 @@ void connection::disconnect(v1::DisconnectReason reason, std::string message) {
     write();
 }
 
-void connection::linger() {
+link_measures tcp_connection::measures() const {
+    link_measures out;
+    out.unsent_bytes = unsent_;
+    out.bytes_sent = sent_;
+    out.bytes_received = received_;
+    return out;
+}
+
+void tcp_connection::linger() {
     if (lingering_) {
         return;
     }
@@ -231,14 +239,14 @@ void connection::linger() {
     socket_.shutdown(asio::ip::tcp::socket::shutdown_send, ignored);
 }
 
-void connection::leave() {
+void tcp_connection::leave() {
     if (!left_) {
         left_ = true;
         handler_.on_left(*this);
     }
 }
 
-void connection::abort() {
+void tcp_connection::abort() {
     if (!closing_) {
         closing_ = true;
         session_.state = session::phase::closing;
@@ -246,7 +254,7 @@ void connection::abort() {
     close();
 }
 
-void connection::close() {
+void tcp_connection::close() {
     if (closed_) {
         return;
     }

@@ -1,6 +1,6 @@
 #pragma once
 
-// One client's TCP connection: framing, timers, the write queue, and its session state.
+// One client's TCP connection (a client_link): framing, timers, the write queue.
 //
 // Reading: bytes go through the frame decoder (the oversized length prefix is refused before anything is
 // allocated for it) and each frame is decoded as an Envelope and handed to the handler. A malformed frame
@@ -35,8 +35,7 @@
 #include <ecsnet/proto/framing.hpp>
 #include <ecsnet/proto/state.hpp>
 
-#include "game_world.hpp"
-#include "replicator.hpp"
+#include "client_link.hpp"
 
 namespace ecsnet::server {
 
@@ -50,7 +49,6 @@ struct connection_limits {
     int socket_send_buffer{512 * 1024};
 };
 
-class connection;
 class counter;
 
 /// Counters every connection adds its traffic to (bytes actually written to and read from sockets).
@@ -59,67 +57,32 @@ struct traffic_counters {
     counter* received{nullptr};
 };
 
-/// What the server does with a connection's events (implemented by game_server).
-class connection_handler {
+class tcp_connection final : public client_link, public std::enable_shared_from_this<tcp_connection> {
 public:
-    virtual ~connection_handler() = default;
-    /// A decoded frame from the client.
-    virtual void on_message(connection& from, v1::Envelope& message) = 0;
-    /// The frame of the newest snapshot for this client, or nullptr if it has nothing new to send.
-    virtual std::shared_ptr<const std::string> next_snapshot(connection& to) = 0;
-    /// The client left the game: the server decided to disconnect it (its Disconnect may still be on its
-    /// way) or the connection dropped. Called once, before on_closed.
-    virtual void on_left(connection& left) = 0;
-    /// The socket is closed; called once.
-    virtual void on_closed(connection& closed) = 0;
-};
-
-/// Where a client stands in the protocol, and what the server knows of it.
-struct session {
-    enum class phase { handshaking, playing, closing };
-    phase state{phase::handshaking};
-    client_id id{};
-    std::string name;
-    entity avatar{null_entity};
-    std::unique_ptr<client_replication> replication; // what its replicator keeps of it (after the handshake)
-    std::optional<proto::tick_type> acked;           // newest tick acked
-    std::optional<proto::tick_type> sent;            // newest tick sent
-    // Newest tick acked, or the first tick sent while none is: snapshots wait once `sent` is
-    // server_options::max_unacked_ticks past it.
-    std::optional<proto::tick_type> ack_anchor;
-    std::uint32_t last_input_sequence{};
-    std::vector<std::pair<client_input, std::string>> inputs; // received since the last tick (payload owned)
-    v1::DisconnectReason close_reason{v1::DISCONNECT_REASON_UNSPECIFIED};
-    std::string close_message;
-    bool closed_by_peer{false};
-    bool admitted{false}; // counted against max_clients (false for connections refused with SERVER_FULL)
-};
-
-class connection : public std::enable_shared_from_this<connection> {
-public:
-    connection(asio::ip::tcp::socket socket, connection_handler& handler, const connection_limits& limits,
-               traffic_counters traffic = {});
-    connection(const connection&) = delete;
-    connection& operator=(const connection&) = delete;
+    tcp_connection(asio::ip::tcp::socket socket, connection_handler& handler, const connection_limits& limits,
+                   traffic_counters traffic = {});
 
     /// Starts reading and arms the handshake timer.
     void start();
+    [[nodiscard]] std::string_view transport() const noexcept override { return "tcp"; }
     /// Sends a control frame (queued behind what is already queued).
     void send(std::shared_ptr<const std::string> frame);
-    void send(const v1::Envelope& message);
+    void send(const v1::Envelope& message) override;
     /// Asks for a snapshot as soon as the write queue is empty (now, if it is).
-    void want_snapshot();
+    void want_snapshot() override;
     /// Sends Disconnect(reason, message), then closes (see the header comment). Idempotent.
-    void disconnect(v1::DisconnectReason reason, std::string message);
+    void disconnect(v1::DisconnectReason reason, std::string message) override;
     /// Closes at once, without telling the client.
-    void abort();
+    void abort() override;
 
     /// The handshake completed: the idle timer now applies instead of the handshake timer.
-    void handshake_done();
+    void handshake_done() override;
+    [[nodiscard]] link_measures measures() const override;
+    /// The frame and the TCP/IP headers of its segment (with timestamps: 52 bytes).
+    [[nodiscard]] std::size_t wire_bytes(const outgoing_snapshot& snapshot) const noexcept override {
+        return snapshot.frame->size() + 52;
+    }
 
-    [[nodiscard]] session& state() noexcept { return session_; }
-    [[nodiscard]] const session& state() const noexcept { return session_; }
-    [[nodiscard]] const std::string& remote() const noexcept { return remote_; }
     [[nodiscard]] bool open() const noexcept { return !closed_; }
     /// Bytes queued for this client and not yet accepted by its socket.
     [[nodiscard]] std::size_t unsent_bytes() const noexcept { return unsent_; }
@@ -145,7 +108,6 @@ private:
     connection_handler& handler_;
     const connection_limits& limits_;
     traffic_counters traffic_;
-    std::string remote_;
     proto::frame_decoder decoder_;
     std::vector<char> read_buffer_;
     v1::Envelope message_; // reused for every decoded frame
@@ -166,7 +128,6 @@ private:
     asio::steady_timer idle_timer_;
     asio::steady_timer stall_timer_;
     asio::steady_timer grace_timer_;
-    session session_;
 };
 
 } // namespace ecsnet::server

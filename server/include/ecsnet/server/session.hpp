@@ -1,0 +1,46 @@
+#pragma once
+
+// Where a client stands in the protocol, and what the server knows of it: the same whatever transport
+// carries its messages (client_link.hpp).
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <ecsnet/ecs/entity.hpp>
+#include <ecsnet/proto/envelope.hpp>
+#include <ecsnet/proto/state.hpp>
+
+#include "game_world.hpp"
+#include "replicator.hpp"
+
+namespace ecsnet::server {
+
+struct session {
+    enum class phase { handshaking, playing, closing };
+    phase state{phase::handshaking};
+    client_id id{};
+    std::string name;
+    entity avatar{null_entity};
+    std::unique_ptr<client_replication> replication; // what its replicator keeps of it (after the handshake)
+    std::optional<proto::tick_type> acked;           // newest tick acked
+    std::optional<proto::tick_type> sent;            // newest tick sent
+    // Newest tick acked, or the first tick sent while none is: snapshots wait once `sent` is
+    // server_options::max_unacked_ticks past it.
+    std::optional<proto::tick_type> ack_anchor;
+    // A full state was sent and not acked yet: nothing more is sent until the client acks (a full state
+    // can be large, and one in flight is enough).
+    bool full_state_in_flight{false};
+    std::uint32_t last_input_sequence{};
+    std::vector<std::pair<client_input, std::string>> inputs; // received since the last tick (payload owned)
+    std::uint64_t inputs_received{};
+    v1::DisconnectReason close_reason{v1::DISCONNECT_REASON_UNSPECIFIED};
+    std::string close_message;
+    bool closed_by_peer{false};
+    bool admitted{false}; // counted against max_clients (false for connections refused with SERVER_FULL)
+};
+
+} // namespace ecsnet::server
