@@ -46,7 +46,7 @@ disconnect_info to_disconnect(transport::client_error error, const transport::di
     case client_error::disconnected_by_server:
         return {from_wire(static_cast<v1::DisconnectReason>(info.code)), true, info.message};
     case client_error::denied_server_full:
-        return {disconnect_reason::server_full, true, "the server is full" + named(error)};
+        return {disconnect_reason::server_full, true, "server full: no free slot" + named(error)};
     case client_error::denied_client_id_in_use:
         return {disconnect_reason::connect_failed, true,
                 "the server already has a connection for this token's client id" + named(error)};

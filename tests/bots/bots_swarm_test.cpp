@@ -17,6 +17,8 @@
 #include <string>
 #include <thread>
 
+#include <google/protobuf/struct.pb.h>
+#include <google/protobuf/util/json_util.h>
 #include <gtest/gtest.h>
 
 #include "../client/udp_fake_server.hpp"
@@ -315,8 +317,14 @@ TEST(BotsSwarm, ThinBotsAckWithoutMirroringAndAreCountedApart) {
     EXPECT_GT(r.thin.snapshots_per_second.median, 5.0);
     EXPECT_GT(r.thin.bytes_in_per_second.median, 1000.0);
     EXPECT_GT(r.thin.inputs_sent, 0U) << "thin bots send their behaviour's inputs too";
-    const auto json = to_json(r);
-    EXPECT_NE(json.find("\"thin\":{\"clients_requested\":12"), std::string::npos) << json;
+    google::protobuf::Struct json;
+    ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(to_json(r), &json).ok());
+    const auto& thin = json.fields().at("thin").struct_value().fields();
+    EXPECT_EQ(thin.at("clients_requested").number_value(), 12.0);
+    EXPECT_EQ(thin.at("clients_reached").number_value(), 12.0);
+    EXPECT_EQ(thin.at("latency_ms").struct_value().fields().at("samples").number_value(),
+              static_cast<double>(r.thin.snapshots_applied));
+    EXPECT_EQ(json.fields().at("parameters").struct_value().fields().at("thin").number_value(), 12.0);
     EXPECT_TRUE(client::testing::wait_until(
         [&] { return server.server().metrics().disconnects.with("CLIENT_QUIT").value() == 15U; }, 3000ms));
 }

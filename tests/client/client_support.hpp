@@ -32,9 +32,10 @@ using namespace std::chrono_literals;
 /// A running server on its own thread; stop() (or the destructor) shuts it down and joins.
 class test_server {
 public:
-    /// relevancy_radius 0: every client sees the whole world; above 0, interest-managed views.
-    explicit test_server(std::size_t npcs = 300, std::uint32_t tick_rate = 30,
-                         float relevancy_radius = 0.0F) {
+    /// relevancy_radius 0: every client sees the whole world; above 0, interest-managed views. key_file
+    /// empty: --insecure-dev (clients make their own tokens); else the studio's key (--key-file).
+    explicit test_server(std::size_t npcs = 300, std::uint32_t tick_rate = 30, float relevancy_radius = 0.0F,
+                         const std::string& key_file = {}) {
         spdlog::set_level(spdlog::level::warn);
         server::server_options options;
         options.bind_address = "127.0.0.1";
@@ -46,7 +47,8 @@ public:
         options.relevancy_radius = relevancy_radius;
         // TCP and UDP on one port; clients may make their own (development) tokens.
         options.transport = server::transport_kind::both;
-        options.insecure_dev = true;
+        options.insecure_dev = key_file.empty();
+        options.key_file = key_file;
         server::arena_options arena;
         arena.npcs = npcs;
         arena.tick_rate = tick_rate;

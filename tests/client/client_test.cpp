@@ -315,6 +315,23 @@ TEST_P(ClientE2E, DestroyingAConnectedClientTellsTheServer) {
     EXPECT_EQ(quits, 2U);
 }
 
+TEST_P(ClientE2E, ServerStopIsShutdownFromTheServer) {
+    test_server server{100};
+    ecsnet::client::client net{arena::replicated_schema(), named("stopped")};
+    std::vector<ecsnet::client::disconnect_info> endings;
+    net.on_disconnected([&](const ecsnet::client::disconnect_info& info) { endings.push_back(info); });
+    ASSERT_TRUE(net.connect("127.0.0.1", server.port()));
+    ASSERT_TRUE(poll_until(net, [&] { return net.own_entity() != null_entity; }));
+    std::thread stopper{[&] { server.stop(); }};
+    const bool ended = poll_until(net, [&] { return net.state() == client_state::disconnected; });
+    stopper.join();
+    ASSERT_TRUE(ended);
+    EXPECT_EQ(net.disconnect_reason(), disconnect_reason::shutdown) << net.disconnect_message();
+    EXPECT_TRUE(net.last_disconnect().from_server);
+    EXPECT_FALSE(net.disconnect_message().empty());
+    EXPECT_EQ(endings.size(), 1U);
+}
+
 TEST_P(ClientE2E, OwnThreadModeDropsTheOldestSnapshotsWhenPollIsLate) {
     test_server server;
     auto options = named("late", threading::own_thread);
