@@ -178,26 +178,45 @@ void BM_ViewClients(benchmark::State& state) {
         c.lag = 1 + static_cast<tick_type>(unit(random) * 3.0);
     }
     const auto& layout = w.rows.layout();
-    // Positions by index, refreshed each tick, for a brute-force relevancy the benchmark does not time.
+    // Relevancy from a uniform grid of 50 m cells (not timed): the server's own is interest_bench's.
     std::vector<std::vector<net_entity>> relevant(count);
     std::vector<std::vector<float>> weights(count);
+    constexpr double cell = 50.0;
+    constexpr int cells = static_cast<int>(2048 / cell) + 1;
+    std::vector<std::vector<std::uint32_t>> grid(static_cast<std::size_t>(cells * cells));
+    const auto cell_of = [](double v) {
+        return std::clamp(static_cast<int>((v + 1024.0) / cell), 0, cells - 1);
+    };
     const auto relevancy = [&] {
+        for (auto& list : grid) {
+            list.clear();
+        }
+        const auto position = [&](std::uint32_t index) {
+            const auto* row = w.rows.current(index);
+            return std::pair{-arena::arena_half_extent + row[layout.offset(0)] * arena::position_step,
+                             -arena::arena_half_extent + row[layout.offset(0) + 1] * arena::position_step};
+        };
+        for (const auto index : w.rows.alive()) {
+            const auto [px, py] = position(index);
+            grid[static_cast<std::size_t>(cell_of(py) * cells + cell_of(px))].push_back(index);
+        }
         for (std::size_t i = 0; i < count; ++i) {
             relevant[i].clear();
             weights[i].clear();
-        }
-        for (const auto index : w.rows.alive()) {
-            const auto* row = w.rows.current(index);
-            const double px = -arena::arena_half_extent + row[layout.offset(0)] * arena::position_step;
-            const double py = -arena::arena_half_extent + row[layout.offset(0) + 1] * arena::position_step;
-            for (std::size_t i = 0; i < count; ++i) {
-                const double dx = px - clients[i].x;
-                const double dy = py - clients[i].y;
-                if (dx * dx + dy * dy <= radius * radius) {
-                    relevant[i].push_back({index, w.rows.generation(index)});
-                    weights[i].push_back(1.0F);
+            const auto& c = clients[i];
+            for (int gy = cell_of(c.y - radius); gy <= cell_of(c.y + radius); ++gy) {
+                for (int gx = cell_of(c.x - radius); gx <= cell_of(c.x + radius); ++gx) {
+                    for (const auto index : grid[static_cast<std::size_t>(gy * cells + gx)]) {
+                        const auto [px, py] = position(index);
+                        if ((px - c.x) * (px - c.x) + (py - c.y) * (py - c.y) <= radius * radius) {
+                            relevant[i].push_back({index, w.rows.generation(index)});
+                        }
+                    }
                 }
             }
+            std::sort(relevant[i].begin(), relevant[i].end(),
+                      [](const net_entity& a, const net_entity& b) { return a.index < b.index; });
+            weights[i].assign(relevant[i].size(), 1.0F);
         }
     };
     v1::Envelope envelope;

@@ -1,5 +1,7 @@
 #include "ecsnet/proto/checksum.hpp"
 
+#include <array>
+
 #include "cpu_clones.hpp"
 
 namespace ecsnet::proto {
@@ -77,14 +79,29 @@ std::uint64_t state_checksum(const checksum_weights& weights, const replicated_s
     return state_checksum(weights, state, state.generations);
 }
 
-std::uint16_t crc16(const std::uint8_t* data, std::size_t size) noexcept {
-    std::uint16_t crc = 0xFFFF;
-    for (std::size_t i = 0; i < size; ++i) {
-        crc ^= static_cast<std::uint16_t>(data[i] << 8);
+namespace {
+
+// CRC-16/CCITT-FALSE a byte at a time: the table holds the eight shifts of each byte value (every snapshot
+// header is checked, on the server once per client per tick).
+constexpr std::array<std::uint16_t, 256> crc16_table = [] {
+    std::array<std::uint16_t, 256> table{};
+    for (unsigned value = 0; value < 256; ++value) {
+        auto crc = static_cast<std::uint16_t>(value << 8);
         for (int bit = 0; bit < 8; ++bit) {
             crc = (crc & 0x8000U) != 0 ? static_cast<std::uint16_t>((crc << 1) ^ 0x1021U)
                                        : static_cast<std::uint16_t>(crc << 1);
         }
+        table[value] = crc;
+    }
+    return table;
+}();
+
+} // namespace
+
+std::uint16_t crc16(const std::uint8_t* data, std::size_t size) noexcept {
+    std::uint16_t crc = 0xFFFF;
+    for (std::size_t i = 0; i < size; ++i) {
+        crc = static_cast<std::uint16_t>((crc << 8) ^ crc16_table[((crc >> 8) ^ data[i]) & 0xFFU]);
     }
     return crc;
 }

@@ -12,7 +12,9 @@ namespace ecsnet::proto {
 
 namespace {
 
-enum action : std::uint8_t { advance = 0, deferred = 1, changed = 2, refreshed = 3, gone = 4 };
+// What becomes of a base entry: `unchanged` advances with the same value (and term), `advance` to its
+// reference, which the current value equals.
+enum action : std::uint8_t { advance = 0, deferred = 1, changed = 2, refreshed = 3, gone = 4, unchanged = 5 };
 
 // Bits a list entry costs, roughly: what the budget charges besides the entity's own bits.
 constexpr std::uint32_t position_cost = 6;
@@ -64,7 +66,10 @@ void client_view::reset() {
 void client_view::on_ack(tick_type tick, bool full_state_requested) {
     if (full_state_requested) {
         acked_.reset();
-        frames_.clear();
+        while (!frames_.empty()) {
+            recycle(std::move(frames_.front()));
+            frames_.pop_front();
+        }
         return;
     }
     if (acked_ && tick <= *acked_) {
@@ -77,6 +82,12 @@ void client_view::on_ack(tick_type tick, bool full_state_requested) {
     }
     acked_ = tick;
     frames_.erase(frames_.begin(), found); // views older than the base are never used again
+}
+
+void client_view::recycle(view_frame&& frame) {
+    if (spare_.size() < 4) {
+        spare_.push_back(std::move(frame));
+    }
 }
 
 const view_frame* client_view::base() const noexcept {
@@ -179,8 +190,11 @@ view_write_report client_view::write(std::span<const net_entity> relevant, std::
         }
         // In the base and still relevant.
         const auto& e = base_entries[b];
-        const bool extrapolates = layout.extrapolates(e.tick, e.previous, tick);
-        if (rows.since(e.index) > (extrapolates ? e.previous : e.tick)) {
+        // Unchanged since the value before its last one (or since its last one, when it has none before):
+        // every reference of it is that value, which it shows already. Nothing to code, its term stays.
+        if (rows.since(e.index) <= (e.previous != no_tick ? e.previous : e.tick)) {
+            action_[b] = unchanged;
+        } else {
             auto code = encoder.update(e.index, e.tick, e.previous);
             kind what = kind::update;
             if (code.forgotten) {
@@ -275,9 +289,19 @@ view_write_report client_view::write(std::span<const net_entity> relevant, std::
 
     // The new view, and the lists.
     view_frame frame;
+    if (!spare_.empty()) {
+        frame = std::move(spare_.back()); // a dropped view's buffer
+        spare_.pop_back();
+    }
     frame.tick = tick;
     frame.tables_version = encoder.tables_version();
+    frame.entries.clear();
     frame.entries.reserve(base_entries.size() + selected_entering_.size());
+    std::uint64_t checksum = 0;
+    const auto keep = [&](const view_entry& e) {
+        frame.entries.push_back(e);
+        checksum += e.term;
+    };
     entered_.clear();
     refreshed_.clear();
     deferred_.clear();
@@ -292,7 +316,7 @@ view_write_report client_view::write(std::span<const net_entity> relevant, std::
     };
     std::size_t s = 0;
     const auto push_entered = [&](const candidate& c) {
-        frame.entries.push_back(view_entry{c.index, c.generation, tick, no_tick, tick, rows.term(c.index)});
+        keep(view_entry{c.index, c.generation, tick, no_tick, tick, rows.term(c.index)});
         entered_.push_back(c.index);
     };
     for (std::size_t p = 0; p < base_entries.size(); ++p) {
@@ -305,25 +329,25 @@ view_write_report client_view::write(std::span<const net_entity> relevant, std::
             break;
         case deferred: {
             // It keeps its last value; the client shows that value's reference at this tick.
-            auto kept = e;
-            kept.term = shown_term(e);
-            frame.entries.push_back(kept);
+            auto held = e;
+            held.term = shown_term(e);
+            keep(held);
             deferred_.push_back(static_cast<std::uint32_t>(p));
             break;
         }
         case refreshed:
-            frame.entries.push_back(
-                view_entry{e.index, e.generation, tick, no_tick, tick, rows.term(e.index)});
+            keep(view_entry{e.index, e.generation, tick, no_tick, tick, rows.term(e.index)});
             refreshed_.push_back(static_cast<std::uint32_t>(p));
             break;
         case changed:
-            frame.entries.push_back(
-                view_entry{e.index, e.generation, tick, e.tick, tick, rows.term(e.index)});
+            keep(view_entry{e.index, e.generation, tick, e.tick, tick, rows.term(e.index)});
             changed_.push_back(static_cast<std::uint32_t>(p));
             break;
+        case unchanged: // the same value, now at this tick
+            keep(view_entry{e.index, e.generation, tick, e.tick, e.sent, e.term});
+            break;
         default: // advance: its value now is its reference, exactly
-            frame.entries.push_back(
-                view_entry{e.index, e.generation, tick, e.tick, e.sent, rows.term(e.index)});
+            keep(view_entry{e.index, e.generation, tick, e.tick, e.sent, rows.term(e.index)});
             break;
         }
     }
@@ -332,10 +356,6 @@ view_write_report client_view::write(std::span<const net_entity> relevant, std::
     }
     // An index may leave (old occupant) and enter (new one) at once: the entry order stays by index
     // because the left entry is not kept.
-    std::uint64_t checksum = 0;
-    for (const auto& e : frame.entries) {
-        checksum += e.term;
-    }
     frame.checksum = checksum;
 
     // The body (docs/protocol.md, "Interest-managed snapshots").
@@ -407,6 +427,7 @@ view_write_report client_view::write(std::span<const net_entity> relevant, std::
         if (acked_ && frames_.front().tick == *acked_) {
             acked_.reset(); // the client is far behind: its next snapshot is a full state
         }
+        recycle(std::move(frames_.front()));
         frames_.pop_front();
     }
     return report;

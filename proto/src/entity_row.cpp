@@ -30,14 +30,6 @@ bool row_layout::empty(const std::uint32_t* row) const noexcept {
     return std::all_of(row, row + presence_words_, [](std::uint32_t w) { return w == 0; });
 }
 
-bool row_layout::extrapolates(tick_type base_tick, tick_type previous_tick, tick_type tick) const noexcept {
-    if (!any_linear_ || previous_tick == no_tick || previous_tick >= base_tick || base_tick >= tick) {
-        return false;
-    }
-    return base_tick - previous_tick <= max_extrapolation_ticks &&
-           tick - base_tick <= max_extrapolation_ticks;
-}
-
 void row_layout::reference(const std::uint32_t* base, const std::uint32_t* previous, std::uint32_t ahead,
                            std::uint32_t span, std::uint32_t* out) const noexcept {
     std::memcpy(out, base, width_ * sizeof(std::uint32_t));

@@ -18,6 +18,7 @@ view_encoder::view_encoder(const row_history& rows, view_encoder_options options
 
 void view_encoder::begin_tick() {
     tick_ = rows_->tick();
+    ++epoch_;
     chooser_.next(rows_->max_values());
     arena_.clear();
     cache_.clear();
@@ -30,7 +31,7 @@ const entity_code* view_encoder::find(std::uint32_t index, tick_type base, tick_
         return nullptr;
     }
     const auto& h = heads_[index];
-    if (h.tick != tick_) {
+    if (h.epoch != epoch_) {
         return nullptr;
     }
     for (auto at = h.first; at != none; at = cache_[at].next) {
@@ -45,8 +46,8 @@ const entity_code* view_encoder::find(std::uint32_t index, tick_type base, tick_
 
 entity_code& view_encoder::insert(std::uint32_t index, tick_type base, tick_type previous) {
     auto& h = heads_[index];
-    if (h.tick != tick_) {
-        h.tick = tick_;
+    if (h.epoch != epoch_) {
+        h.epoch = epoch_;
         h.first = none;
     }
     cache_.push_back(cached{base, previous, {}, h.first});

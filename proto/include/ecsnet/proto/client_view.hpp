@@ -97,9 +97,12 @@ private:
         tick_type since{};
     };
 
+    void recycle(view_frame&& frame);
+
     view_encoder* encoder_;
     std::size_t max_frames_;
     std::deque<view_frame> frames_; // sent views, oldest first
+    std::vector<view_frame> spare_; // dropped views, whose buffers the next ones reuse
     std::optional<tick_type> acked_;
     std::vector<waiting_entry> waiting_; // relevant entities not entered yet, and since when
 

@@ -70,7 +70,13 @@ public:
                    std::uint32_t span, std::uint32_t* out) const noexcept;
     /// Whether reference() extrapolates anything for these ticks (`previous_tick` may be no_tick).
     [[nodiscard]] bool extrapolates(tick_type base_tick, tick_type previous_tick,
-                                    tick_type tick) const noexcept;
+                                    tick_type tick) const noexcept {
+        if (!any_linear_ || previous_tick == no_tick || previous_tick >= base_tick || base_tick >= tick) {
+            return false;
+        }
+        return base_tick - previous_tick <= max_extrapolation_ticks &&
+               tick - base_tick <= max_extrapolation_ticks;
+    }
 
     /// The entity's term of the state checksum (docs/protocol.md 5.3).
     [[nodiscard]] std::uint64_t checksum_term(const checksum_weights& weights, std::uint32_t index,

@@ -74,7 +74,7 @@ private:
         std::uint32_t next{none}; // next code cached for the same entity
     };
     struct head {
-        tick_type tick{no_tick};
+        std::uint64_t epoch{}; // the begin_tick() it was filled in (0: never)
         std::uint32_t first{none};
     };
 
@@ -84,6 +84,7 @@ private:
     const row_history* rows_;
     view_table_chooser chooser_;
     tick_type tick_{no_tick};
+    std::uint64_t epoch_{}; // begin_tick() calls: heads of an older one are stale
     bit_writer arena_;
     std::vector<head> heads_; // by entity index
     std::vector<cached> cache_;
