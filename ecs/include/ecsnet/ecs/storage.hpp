@@ -346,6 +346,7 @@ private:
         if constexpr (is_tag) {
             this->rebuild_sparse(count);
         } else {
+            this->changed(0, count);
             auto& sparse = this->sparse_;
             const auto* entities = this->packed_.data();
             for (size_type start = 0; start < count; ++start) {
