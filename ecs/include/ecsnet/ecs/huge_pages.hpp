@@ -73,6 +73,55 @@ inline void deallocate_block(void* block, std::size_t bytes, std::size_t alignme
     ::operator delete (block, std::align_val_t{alignment});
 }
 
+/// Address space for `bytes` (a multiple of huge_page_size), 2 MiB-aligned and hinted for huge pages, but
+/// inaccessible until commit_range(): reserving costs no memory and no commit charge. nullptr where it cannot
+/// be had (and on systems without mmap).
+[[nodiscard]] inline std::byte* reserve_range(std::size_t bytes) noexcept {
+#if defined(__linux__)
+    const auto reserved = bytes + huge_page_size;
+    void* mapped = ::mmap(nullptr, reserved, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (mapped == MAP_FAILED) {
+        return nullptr;
+    }
+    auto* const first = static_cast<std::byte*>(mapped);
+    const auto head =
+        (huge_page_size - reinterpret_cast<std::uintptr_t>(first) % huge_page_size) % huge_page_size;
+    if (head != 0) {
+        ::munmap(first, head);
+    }
+    if (reserved - head - bytes != 0) {
+        ::munmap(first + head + bytes, reserved - head - bytes);
+    }
+    ::madvise(first + head, bytes, MADV_HUGEPAGE);
+    return first + head;
+#else
+    static_cast<void>(bytes);
+    return nullptr;
+#endif
+}
+
+/// Makes [first, first + bytes) of a reserved range readable and writable; pages are still faulted in only
+/// when touched. Returns false where the system refuses (strict overcommit).
+[[nodiscard]] inline bool commit_range(std::byte* first, std::size_t bytes) noexcept {
+#if defined(__linux__)
+    return ::mprotect(first, bytes, PROT_READ | PROT_WRITE) == 0;
+#else
+    static_cast<void>(first);
+    static_cast<void>(bytes);
+    return false;
+#endif
+}
+
+/// Returns a range from reserve_range(bytes).
+inline void release_range(std::byte* first, std::size_t bytes) noexcept {
+#if defined(__linux__)
+    ::munmap(first, bytes);
+#else
+    static_cast<void>(first);
+    static_cast<void>(bytes);
+#endif
+}
+
 /// A standard allocator over allocate_block: the big arrays of a pool (components, packed entities) land on
 /// huge pages once they reach 2 MiB; small pools stay on the heap.
 template<typename Type>

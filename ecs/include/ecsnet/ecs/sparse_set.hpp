@@ -46,7 +46,7 @@
 #include "capacity.hpp"
 #include "config.hpp"
 #include "entity.hpp"
-#include "huge_pages.hpp"
+#include "huge_vector.hpp"
 #include "sort.hpp"
 #include "sparse_array.hpp"
 
@@ -309,8 +309,8 @@ protected:
     [[nodiscard]] position_type& prepare_insert(entity e) {
         ECSNET_ASSERT(e != null_entity, "null_entity cannot be inserted");
         ECSNET_ASSERT(!contains(e), "the entity is already in the set");
-        if (packed_.size() >= max_size()) {
-            throw capacity_error("sparse set full: capacity " + std::to_string(max_size()));
+        if (packed_.size() >= max_size()) [[unlikely]] {
+            throw_full();
         }
         return sparse_.assure(to_index(e));
     }
@@ -318,7 +318,8 @@ protected:
     /// Second half of an insertion. May throw std::bad_alloc (dynamic capacity only); then nothing changed.
     void commit_insert(entity e, position_type& slot) {
         const auto pos = packed_.size();
-        if (pos / block_size >= marks_.size()) [[unlikely]] {
+        // Positions below size() have marks: only the first position of a block can lack one.
+        if (pos % block_size == 0 && pos / block_size == marks_.size()) [[unlikely]] {
             add_mark();
         }
         packed_.push_back(e);
@@ -397,7 +398,7 @@ protected:
         }
     }
 
-    std::vector<entity, detail::huge_page_allocator<entity>> packed_;
+    detail::huge_vector<entity> packed_{max_size()};
     typename detail::sparse_array_for<Capacity>::type sparse_;
 
 private:
@@ -414,6 +415,10 @@ private:
 
     // Out of line: a new block every block_size insertions.
     ECSNET_NOINLINE void add_mark() { marks_.emplace_back(); }
+
+    [[noreturn]] ECSNET_NOINLINE static void throw_full() {
+        throw capacity_error("sparse set full: capacity " + std::to_string(max_size()));
+    }
 
     // The stamp of block `block`, given now if it has none (a CAS, as other readers may give one too).
     [[nodiscard]] std::uint64_t stamp(size_type block) const noexcept {
