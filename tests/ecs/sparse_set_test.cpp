@@ -284,7 +284,7 @@ void run_same_entities_differential(std::uint32_t seed, std::uint32_t index_rang
         for (int ask = 0; ask < 2; ++ask) {
             const auto longest = std::max(lead.size(), other.size());
             for (std::size_t first = 0; first < longest; first += block) {
-                const auto last = std::min(first + block, lead.size());
+                const auto last = std::min(first + block, longest);
                 // A part of a block first, or the whole block first: only a whole block may be recorded.
                 const std::pair whole{first, last};
                 const auto a = std::uniform_int_distribution<std::size_t>{first, last}(rng);
