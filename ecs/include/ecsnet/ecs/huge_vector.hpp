@@ -11,7 +11,8 @@
 // in fresh pages (creating 1M entities with two components: ~92 MB zeroed for ~50 MB of arrays, a third of
 // BM_Create's time, bench/RESULTS.md). Past expected_max, or where the range cannot be reserved, it moves to
 // a bigger block as a std::vector does. A reserved range costs address space only: memory is faulted in,
-// 2 MiB at a time, when written, as with any huge block.
+// 2 MiB at a time, when written, as with any huge block. A released range goes to the range_recycler
+// (huge_pages.hpp), so the arrays of a registry created after another was destroyed reuse its pages.
 //
 // Relocation moves elements even when their move constructor may throw (std::vector would copy them); such
 // a throw leaves the basic guarantee (the elements already moved stay moved-from). Otherwise an insertion
@@ -64,7 +65,7 @@ public:
     }
     ~huge_vector() {
         clear();
-        release(data_, reserved_);
+        release(data_, committed_, reserved_);
     }
 
     void swap(huge_vector& other) noexcept {
@@ -166,23 +167,24 @@ private:
         if (is_huge_block(bytes)) {
             const auto wanted = huge_block_length(bytes);
             if (reserved_ != 0 && wanted <= reserved_) {
-                if (!commit_range(as_bytes(data_) + committed_, wanted - committed_)) {
-                    throw std::bad_alloc{};
-                }
-                return {data_, wanted / sizeof(Type), wanted, reserved_};
-            }
-            auto length = huge_block_length(std::max(bytes, expected_max_ * sizeof(Type)));
-            auto* range = reserve_range(length);
-            if (range == nullptr && length != wanted) {
-                length = wanted;
-                range = reserve_range(length);
-            }
-            if (range != nullptr) {
+                reserved_range range{as_bytes(data_), reserved_, committed_};
                 if (!commit_range(range, wanted)) {
-                    release_range(range, length);
                     throw std::bad_alloc{};
                 }
-                return {reinterpret_cast<Type*>(range), wanted / sizeof(Type), wanted, length};
+                return {data_, range.writable / sizeof(Type), range.writable, reserved_};
+            }
+            auto range = reserve_range(huge_block_length(std::max(bytes, expected_max_ * sizeof(Type))));
+            if (range.first == nullptr) {
+                range = reserve_range(wanted);
+            }
+            if (range.first != nullptr) {
+                if (!commit_range(range, wanted)) {
+                    release_range(range);
+                    throw std::bad_alloc{};
+                }
+                // A recycled range may be writable further already: all of it is capacity.
+                return {reinterpret_cast<Type*>(range.first), range.writable / sizeof(Type), range.writable,
+                        range.length};
             }
             // No reserved range on this system: an ordinary block.
         }
@@ -203,7 +205,7 @@ private:
         try {
             move_elements(room);
         } catch (...) {
-            release(room.data, room.reserved);
+            release(room.data, room.committed, room.reserved);
             throw;
         }
         adopt(room);
@@ -224,14 +226,14 @@ private:
         try {
             element = ::new (static_cast<void*>(room.data + size_)) Type(std::forward<Args>(args)...);
         } catch (...) {
-            release(room.data, room.reserved);
+            release(room.data, room.committed, room.reserved);
             throw;
         }
         try {
             move_elements(room);
         } catch (...) {
             std::destroy_at(element);
-            release(room.data, room.reserved);
+            release(room.data, room.committed, room.reserved);
             throw;
         }
         adopt(room);
@@ -267,19 +269,19 @@ private:
     }
 
     void adopt(const block& room) noexcept {
-        release(data_, reserved_);
+        release(data_, committed_, reserved_);
         data_ = room.data;
         capacity_ = room.capacity;
         committed_ = room.committed;
         reserved_ = room.reserved;
     }
 
-    static void release(Type* data, std::size_t reserved) noexcept {
+    static void release(Type* data, std::size_t committed, std::size_t reserved) noexcept {
         if (data == nullptr) {
             return;
         }
         if (reserved != 0) {
-            release_range(as_bytes(data), reserved);
+            release_range({as_bytes(data), reserved, committed});
         } else {
             ::operator delete (data, std::align_val_t{alignof(Type)});
         }
