@@ -420,6 +420,26 @@ void client_core::update(clock::time_point now) {
     }
 }
 
+std::optional<clock::time_point> client_core::next_wakeup(clock::time_point now) const {
+    switch (state_) {
+    case client_state::disconnected:
+        return std::nullopt;
+    case client_state::sending_request:
+    case client_state::sending_response:
+        return std::min({attempt_deadline_, step_started_ + handshake_timeout(),
+                         last_handshake_sent_ + config_.handshake_resend_interval});
+    case client_state::connected: {
+        auto due = std::min(last_received_ + std::chrono::seconds{token_->timeout_seconds},
+                            last_sent_ + config_.keep_alive_interval);
+        if (const auto link_due = link_->next_send_time(now)) {
+            due = std::min(due, *link_due);
+        }
+        return due;
+    }
+    }
+    return std::nullopt;
+}
+
 send_status client_core::send(channel ch, std::span<const std::byte> message, clock::time_point now) {
     if (state_ != client_state::connected || !link_) {
         return send_status::queue_full;

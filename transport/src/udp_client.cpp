@@ -118,6 +118,9 @@ void udp_client::receive() {
                 } else {
                     core_.receive(datagram, from, now);
                 }
+                if (timer_running_) {
+                    arm_timer(); // an ack may now be owed, or the state changed
+                }
             }
             if (socket_.is_open() && generation == socket_generation_ &&
                 ec != asio::error::operation_aborted) {
@@ -127,20 +130,33 @@ void udp_client::receive() {
 }
 
 void udp_client::arm_timer() {
-    auto interval = clock::duration{options_.update_interval};
+    // Sleep until the core or a simulator has something to do, and never longer than update_interval: a
+    // client that polled every few milliseconds would cost thousands of wake-ups a second in a process
+    // running a thousand of them.
     const auto now = clock::now();
+    auto due = now + clock::duration{options_.update_interval};
+    if (const auto wakeup = core_.next_wakeup(now)) {
+        due = std::min(due, *wakeup);
+    }
     for (const auto* sim : {sim_in_ ? &*sim_in_ : nullptr, sim_out_ ? &*sim_out_ : nullptr}) {
         if (sim != nullptr) {
-            if (const auto due = sim->next_due()) {
-                interval = std::min(interval, std::max(clock::duration{}, *due - now));
+            if (const auto sim_due = sim->next_due()) {
+                due = std::min(due, *sim_due);
             }
         }
     }
-    timer_.expires_after(interval);
+    due = std::max(due, now);
+    if (timer_armed_ && due >= timer_due_) {
+        return; // the timer already wakes up in time
+    }
+    timer_armed_ = true;
+    timer_due_ = due;
+    timer_.expires_at(due); // cancels a later wait
     timer_.async_wait([this, alive = std::weak_ptr<bool>{alive_}](const asio::error_code& ec) {
         if (alive.expired() || ec == asio::error::operation_aborted || !timer_running_) {
             return;
         }
+        timer_armed_ = false;
         on_timer();
         arm_timer();
     });
@@ -183,19 +199,30 @@ void udp_client::send_now(const net_address& to, std::span<const std::uint8_t> d
 }
 
 send_status udp_client::send(channel ch, std::span<const std::byte> message) {
-    return core_.send(ch, message, clock::now());
+    const auto status = core_.send(ch, message, clock::now());
+    if (timer_running_) {
+        arm_timer(); // what was queued may want sending before the timer's wake-up
+    }
+    return status;
 }
 
 void udp_client::flush() {
     core_.flush(clock::now());
+    if (timer_running_) {
+        arm_timer();
+    }
 }
 
 void udp_client::disconnect(std::uint8_t code, std::string_view message) {
     core_.disconnect(code, message, clock::now());
+    if (timer_running_) {
+        arm_timer();
+    }
 }
 
 void udp_client::close() {
     timer_running_ = false;
+    timer_armed_ = false;
     asio::error_code ignored;
     timer_.cancel();
     ++socket_generation_;

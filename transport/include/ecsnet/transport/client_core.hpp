@@ -55,6 +55,10 @@ public:
     void receive(std::span<const std::uint8_t> datagram, const net_address& from, clock::time_point now);
     /// Timers: resends of requests and responses, timeouts, keep-alives, the link's resends and acks.
     void update(clock::time_point now);
+    /// When update() next has something to do (a handshake resend or timeout, a link resend or ack, a
+    /// keep-alive, the connection's timeout), or nothing while disconnected: a socket owner sleeps until
+    /// then instead of polling (thousands of clients in one process, as the bots run them).
+    [[nodiscard]] std::optional<clock::time_point> next_wakeup(clock::time_point now) const;
 
     /// Queues a message (connected only; otherwise queue_full and nothing is queued).
     send_status send(channel ch, std::span<const std::byte> message, clock::time_point now);

@@ -32,8 +32,9 @@ struct udp_client_options {
     client_config config;
     /// The network simulator on both paths; unset or !enabled(): none.
     std::optional<sim_config> simulator;
-    /// How often the core's timers run (request resends, keep-alives, timeouts, the link's resends and acks).
-    std::chrono::milliseconds update_interval{5};
+    /// The longest the client sleeps between two runs of the core's timers; it wakes earlier whenever the
+    /// core has something due (a request resend, a keep-alive, the link's resends and acks, a timeout).
+    std::chrono::milliseconds update_interval{50};
     /// A local address to bind ("127.0.0.2"); empty: any.
     std::string bind_address;
     int receive_buffer_bytes{1 << 20};
@@ -88,6 +89,8 @@ private:
     asio::ip::udp::socket socket_;
     asio::ip::udp socket_protocol_{asio::ip::udp::v4()}; // of the open socket (no getsockname per send)
     asio::steady_timer timer_;
+    bool timer_armed_{false};
+    clock::time_point timer_due_{};
     client_core core_;
     std::optional<basic_net_simulator<net_address>> sim_out_;
     std::optional<basic_net_simulator<net_address>> sim_in_;
