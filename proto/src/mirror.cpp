@@ -8,13 +8,16 @@
 namespace ecsnet::proto {
 
 mirror::mirror(const schema& schema, mirror_options options)
-    : mirror{schema, own_registry_, options} {}
+    : mirror{schema, nullptr, options} {}
 
 mirror::mirror(const schema& schema, ecsnet::registry& registry, mirror_options options)
+    : mirror{schema, &registry, options} {}
+
+mirror::mirror(const schema& schema, ecsnet::registry* external, mirror_options options)
     : schema_{&schema}
     , options_{options}
     , weights_{schema.layout()}
-    , registry_{registry} {
+    , registry_{external != nullptr ? *external : own_registry_} {
     if (options_.depth < 2) {
         throw std::invalid_argument("a mirror keeps at least 2 ticks");
     }

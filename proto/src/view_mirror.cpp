@@ -28,14 +28,17 @@ bool mark(std::vector<std::uint8_t>& actions, const std::vector<std::uint32_t>& 
 } // namespace
 
 view_mirror::view_mirror(const schema& schema, view_mirror_options options)
-    : view_mirror{schema, own_registry_, options} {}
+    : view_mirror{schema, nullptr, options} {}
 
 view_mirror::view_mirror(const schema& schema, ecsnet::registry& registry, view_mirror_options options)
+    : view_mirror{schema, &registry, options} {}
+
+view_mirror::view_mirror(const schema& schema, ecsnet::registry* external, view_mirror_options options)
     : schema_{&schema}
     , options_{options}
     , layout_{schema.layout()}
     , weights_{schema.layout()}
-    , registry_{registry}
+    , registry_{external != nullptr ? *external : own_registry_}
     , pool_{layout_.width()}
     , reference_(layout_.width()) {
     if (options_.depth < 2) {

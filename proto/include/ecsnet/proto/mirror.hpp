@@ -114,6 +114,9 @@ public:
     [[nodiscard]] const schema& replicated_schema() const noexcept override { return *schema_; }
 
 private:
+    // `external` or, when null, own_registry_ (bound after it is constructed: it is declared first).
+    mirror(const schema& schema, ecsnet::registry* external, mirror_options options);
+
     result<applied_snapshot> refuse(errc code, std::string message, bool need_full);
     // Moves the registry from `from` (nullptr: nothing) to `to`, comparing the two states.
     void update_registry(const replicated_state* from, const replicated_state& to, applied_snapshot& report);

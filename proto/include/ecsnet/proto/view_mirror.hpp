@@ -91,6 +91,9 @@ public:
     void clear() override;
 
 private:
+    // `external` or, when null, own_registry_ (bound after it is constructed: it is declared first).
+    view_mirror(const schema& schema, ecsnet::registry* external, view_mirror_options options);
+
     // An entity of a view: its rows are slots of the pool, shared with the other views that hold the same.
     struct entry {
         std::uint32_t index{};
