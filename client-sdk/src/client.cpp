@@ -87,6 +87,10 @@ bool client::send_input(std::string_view payload) {
     return session_->send_input(payload);
 }
 
+void client::set_simulator(const transport::sim_config& config) {
+    session_->simulate(config);
+}
+
 std::size_t client::poll() {
     if (!own_io_) {
         return 0;

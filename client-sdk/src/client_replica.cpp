@@ -53,8 +53,15 @@ snapshot_outcome client_replica::apply(std::string_view envelope) {
         out.what = snapshot_outcome::kind::refused;
         out.error = applied.error_value();
     }
-    // The newest applied tick, or a full-state request when the mirror needs one.
-    *out.ack.mutable_ack() = mirror_->make_ack();
+    // The newest applied tick, or a full-state request when the mirror needs one. A request names the
+    // tick it answers (protocol.md 5.1): a server with a full state in flight ignores older ones.
+    auto& ack = *out.ack.mutable_ack();
+    ack = mirror_->make_ack();
+    if (ack.full_state_requested()) {
+        if (const auto header = proto::peek_snapshot_header(envelope, thin_envelope_)) {
+            ack.set_tick(std::max(ack.tick(), header->tick));
+        }
+    }
     return out;
 }
 

@@ -25,6 +25,7 @@
 #include <asio/strand.hpp>
 
 #include <ecsnet/transport/connect_token.hpp>
+#include <ecsnet/transport/sim_config.hpp>
 
 #include "ecsnet/client/disconnect.hpp"
 #include "ecsnet/v1/envelope.pb.h"
@@ -104,6 +105,8 @@ public:
                        std::function<void()> quiet) = 0;
     /// Closes at once, without a word (the client is being destroyed).
     virtual void abort() = 0;
+    /// UDP: the network simulator's settings from now on (client::set_simulator). TCP: nothing.
+    virtual void simulate(const transport::sim_config& /*config*/) {}
     /// Bytes waiting to be written (TCP; 0 over UDP, whose inputs never wait behind a stalled stream).
     [[nodiscard]] virtual std::size_t unsent_bytes() const = 0;
     /// Where a connection still not open stands, for the connect timeout's message: ": request_timed_out

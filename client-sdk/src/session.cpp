@@ -28,6 +28,11 @@ std::string ms(std::chrono::milliseconds d) {
 constexpr char snapshot_tag = 0x0A;
 constexpr char view_snapshot_tag = 0x4A;
 
+// UDP: how long an ack waits for a newer one before it is sent again, at first and at most (session.cpp,
+// remember_ack).
+constexpr std::chrono::milliseconds ack_repeat_first{100};
+constexpr std::chrono::milliseconds ack_repeat_most{1000};
+
 } // namespace
 
 session::session(asio::io_context& io, const proto::schema& schema, client_options options, bool external)
@@ -39,6 +44,7 @@ session::session(asio::io_context& io, const proto::schema& schema, client_optio
     , connect_timer_{strand_}
     , handshake_timer_{strand_}
     , heartbeat_timer_{strand_}
+    , ack_timer_{strand_}
     , status_{options_.rate_window}
     , replica_{schema, options_}
     , inbox_{options_.max_pending_snapshots} {}
@@ -46,6 +52,14 @@ session::session(asio::io_context& io, const proto::schema& schema, client_optio
 session::~session() = default;
 
 // ---- the client's calls ---------------------------------------------------------------------------
+
+void session::simulate(const transport::sim_config& config) {
+    run_on_strand([self = shared_from_this(), config] {
+        if (self->connection_) {
+            self->connection_->simulate(config);
+        }
+    });
+}
 
 bool session::connect(std::string host, std::uint16_t port) {
     return begin({std::move(host), port, std::nullopt});
@@ -153,6 +167,7 @@ void session::shutdown() {
     connect_timer_.cancel();
     handshake_timer_.cancel();
     heartbeat_timer_.cancel();
+    ack_timer_.cancel();
     for (auto* c : {&connection_, &closing_connection_}) {
         if (*c) {
             (*c)->abort();
@@ -183,6 +198,8 @@ void session::start(const connect_request& request) {
     quiet_.store(false, std::memory_order_release);
     unsent_.store(0, std::memory_order_relaxed);
     input_sequence_ = 0;
+    last_ack_.reset();
+    ack_timer_armed_ = false;
     set_phase(client_state::connecting);
 
     connect_target target;
@@ -423,6 +440,7 @@ void session::end(disconnect_reason reason, bool from_server, std::string messag
     connect_timer_.cancel();
     handshake_timer_.cancel();
     heartbeat_timer_.cancel();
+    ack_timer_.cancel();
     disconnect_info info{reason, from_server, std::move(message)};
     status_.end(info);
     phase_ = client_state::disconnected;
@@ -502,11 +520,52 @@ void session::apply_snapshot(std::uint64_t session, std::string_view envelope) {
 }
 
 void session::send_ack(std::uint64_t session, v1::Envelope ack) {
-    run_on_strand([self = shared_from_this(), ack = std::move(ack), session] {
+    run_on_strand([self = shared_from_this(), ack = std::move(ack), session]() mutable {
         if (self->active_ && session == self->session_ && self->phase_ == client_state::connected) {
             self->send(outgoing::ack, ack);
+            if (self->options_.transport == transport_kind::udp) {
+                self->remember_ack(std::move(ack));
+            }
         }
     });
+}
+
+// An ack travels unreliably over UDP, and the server may be waiting for exactly the one that was lost (the
+// ack of a full state: it sends nothing more until then). While snapshots keep coming, newer acks make
+// this timer find nothing to do; when they stop, the newest ack goes again after 100 ms, then 200, 400...
+// up to once a second. A repeat the server no longer needs is ignored there (stale acks, protocol.md 5.1).
+void session::remember_ack(v1::Envelope ack) {
+    last_ack_ = std::move(ack);
+    last_ack_at_ = steady::now();
+    ack_repeat_after_ = ack_repeat_first;
+    if (!ack_timer_armed_) {
+        arm_ack_timer();
+    }
+}
+
+void session::arm_ack_timer() {
+    ack_timer_armed_ = true;
+    ack_timer_.expires_at(last_ack_at_ + ack_repeat_after_);
+    ack_timer_.async_wait(guarded([](session& self, const asio::error_code& ec) {
+        self.ack_timer_armed_ = false;
+        if (!ec) {
+            self.repeat_ack();
+        }
+    }));
+}
+
+void session::repeat_ack() {
+    if (!last_ack_ || phase_ != client_state::connected) {
+        return;
+    }
+    const auto now = steady::now();
+    if (now - last_ack_at_ >= ack_repeat_after_) {
+        send(outgoing::ack, *last_ack_);
+        status_.update([](client_stats& s) { ++s.acks_repeated; });
+        last_ack_at_ = now;
+        ack_repeat_after_ = std::min<steady::duration>(ack_repeat_after_ * 2, ack_repeat_most);
+    }
+    arm_ack_timer();
 }
 
 void session::fail_on_bad_snapshot(std::uint64_t session, std::string message) {

@@ -49,6 +49,7 @@ public:
     bool connect(std::string_view token);
     void close(std::string message);
     bool send_input(std::string_view payload);
+    void simulate(const transport::sim_config& config);
     [[nodiscard]] const client_status& status() const noexcept { return status_; }
 
     /// own_thread mode: applies what the network thread received. Returns the snapshots applied.
@@ -132,6 +133,10 @@ private:
     void apply_welcome(std::uint64_t session, const v1::ServerWelcome& welcome);
     void apply_snapshot(std::uint64_t session, std::string_view envelope);
     void send_ack(std::uint64_t session, v1::Envelope ack);
+    // UDP: an ack is sent again, with backoff, while no newer one follows (docs/protocol.md, 5.1).
+    void remember_ack(v1::Envelope ack);
+    void arm_ack_timer();
+    void repeat_ack();
     void fail_on_bad_snapshot(std::uint64_t session, std::string message);
     void notify_disconnected(const disconnect_info& info);
 
@@ -147,6 +152,11 @@ private:
     asio::steady_timer connect_timer_;
     asio::steady_timer handshake_timer_;
     asio::steady_timer heartbeat_timer_;
+    asio::steady_timer ack_timer_;
+    std::optional<v1::Envelope> last_ack_; // UDP: the newest ack sent, to repeat
+    steady::time_point last_ack_at_{};
+    steady::duration ack_repeat_after_{};
+    bool ack_timer_armed_{false};
     v1::Envelope incoming_; // reused for every message
     bool active_{false};    // a session is opening or open
     client_state phase_{client_state::idle};

@@ -95,6 +95,14 @@ udp_connection::udp_connection(strand_type strand, const client_options& options
 
 udp_connection::~udp_connection() = default;
 
+void udp_connection::simulate(const transport::sim_config& config) {
+    client_options_.simulator = config;
+    simulated_ = simulated_ || config.enabled(); // datagrams may still be held: the close waits for them
+    if (client_) {
+        client_->configure_simulator(config);
+    }
+}
+
 void udp_connection::open(const connect_target& target) {
     keep_alive_ = shared_from_this();
     if (target.token) {

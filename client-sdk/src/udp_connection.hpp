@@ -39,6 +39,7 @@ public:
     void send(outgoing kind, const v1::Envelope& message) override;
     void close(int reason, std::string_view message, bool tell_server, std::function<void()> quiet) override;
     void abort() override;
+    void simulate(const transport::sim_config& config) override;
     [[nodiscard]] std::size_t unsent_bytes() const override { return 0; }
     [[nodiscard]] std::string pending_detail() const override;
 
@@ -65,7 +66,7 @@ private:
     const std::chrono::milliseconds idle_timeout_;
     const std::chrono::milliseconds close_grace_;
     const std::uint64_t protocol_id_;
-    const bool simulated_;
+    bool simulated_;
     std::weak_ptr<connection_events> events_;
     asio::ip::udp::resolver resolver_;
     asio::steady_timer close_timer_;

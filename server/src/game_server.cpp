@@ -584,11 +584,17 @@ void game_server::handle_ack(client_link& from, const v1::Ack& ack) {
                         "ack of tick " + std::to_string(ack.tick()) + ", which was never sent");
         return;
     }
+    if (s.full_state_in_flight && ack.tick() < *s.full_state_in_flight) {
+        // Sent before the full state arrived (a repeat, a duplicate, a reordered datagram; a request names
+        // the tick it refused): the full state answers it already.
+        metrics_.stale_acks.add();
+        return;
+    }
     replicator_->on_ack(*s.replication, ack);
     if (!ack.full_state_requested() && (!s.acked || ack.tick() > *s.acked)) {
         s.acked = ack.tick();
     }
-    s.full_state_in_flight = false;
+    s.full_state_in_flight.reset();
     if (ack.full_state_requested()) {
         s.sent.reset(); // resend the newest tick, in full
         s.ack_anchor.reset();
@@ -626,8 +632,7 @@ std::optional<outgoing_snapshot> game_server::next_snapshot(client_link& to) {
         return std::nullopt;
     }
     if (s.full_state_in_flight) {
-        metrics_.snapshots_held
-            .add(); // one at a time: the client's ack (or full-state request) sends the next
+        metrics_.snapshots_held.add(); // one at a time: the client's ack (or full-state request) sends the next
         return std::nullopt;
     }
     if (s.sent && s.ack_anchor && *s.sent - *s.ack_anchor >= options_.max_unacked_ticks) {
@@ -642,7 +647,9 @@ std::optional<outgoing_snapshot> game_server::next_snapshot(client_link& to) {
     if (!s.ack_anchor) {
         s.ack_anchor = snapshot->tick;
     }
-    s.full_state_in_flight = snapshot->full_state;
+    if (snapshot->full_state) {
+        s.full_state_in_flight = snapshot->tick;
+    }
     replicator_->sent(*s.replication, to.wire_bytes(*snapshot));
     metrics_.snapshot_size.observe(static_cast<double>(snapshot->frame->size()));
     return snapshot;

@@ -56,6 +56,9 @@ server_metrics::server_metrics()
     , snapshots_held{registry.add_counter(
           "ecsnet_snapshots_held_total",
           "Snapshots not sent because the client had too many ticks unacknowledged (flow control).")}
+    , stale_acks{registry.add_counter(
+          "ecsnet_stale_acks_total",
+          "Acks ignored because they were older than the full state in flight (repeats, duplicates).")}
     , relevant_entities{registry.add_histogram(
           "ecsnet_relevant_entities", "Entities relevant to a client, at each recomputation of its set.",
           histogram::exponential_bounds(4, 2.0, 14))}

@@ -341,6 +341,34 @@ TEST(ClientUdp, ASnapshotOvertakingTheWelcomeOnTheUnreliableChannelIsDropped) {
     EXPECT_EQ(net.stats().snapshots_received, 0U);
 }
 
+// The ack of a full state may be lost, and the server sends nothing until it hears it: the client repeats
+// its newest ack while nothing newer comes, after 100 ms, then 200, 400... (protocol.md 5.1).
+TEST(ClientUdp, TheNewestAckIsRepeatedWhileNothingNewerArrives) {
+    v1::Envelope full;
+    full.mutable_snapshot()->set_tick(5);
+    full.mutable_snapshot()->set_full_state(true);
+    udp_fake_server::settings settings;
+    settings.what = udp_fake_server::script::reply;
+    settings.reply = {{channel::reliable, welcome_of(arena::replicated_schema())},
+                      {channel::reliable, serialized(full)}};
+    udp_fake_server fake{settings};
+    auto options = quick("repeating");
+    options.thin = true; // acks the header alone: the fake's snapshot needs no content
+    ecsnet::client::client net{arena::replicated_schema(), options};
+    ASSERT_TRUE(net.connect("127.0.0.1", fake.port()));
+    ASSERT_TRUE(poll_until(net, [&] { return net.stats().snapshots_received == 1; }));
+    poll_for(net, 850ms);
+    const auto acks = of_kind(fake, v1::Envelope::kAck);
+    // Sent at 0, then again at about 100, 300 and 700 ms.
+    ASSERT_GE(acks.size(), 3U);
+    EXPECT_LE(acks.size(), 5U) << "the repeats back off";
+    for (const auto& ack : acks) {
+        EXPECT_EQ(ack.envelope.ack().tick(), 5U);
+        EXPECT_EQ(ack.channel, channel::unreliable);
+    }
+    EXPECT_EQ(net.stats().acks_repeated, acks.size() - 1);
+}
+
 TEST(ClientUdp, NoWelcomeIsAHandshakeTimeout) {
     udp_fake_server::settings settings;
     settings.what = udp_fake_server::script::silence;

@@ -308,4 +308,47 @@ TEST(Sessions, AClientThatStopsAckingIsHeldToTheWindowThenResumesWithDeltas) {
     watcher.expect_unharmed(2000ms);
 }
 
+TEST(Sessions, AcksOlderThanTheFullStateInFlightAreIgnoredUntilItsOwnArrives) {
+    running_server server{test_options()};
+    raw_client joining{server.port()};
+    joining.send_hello(arena::replicated_schema(), "joining");
+    std::optional<v1::Snapshot> full;
+    for (int i = 0; i < 30 && !full; ++i) {
+        if (auto message = joining.read(100ms); message && message->has_snapshot()) {
+            full = message->snapshot();
+        }
+    }
+    ASSERT_TRUE(full && full->full_state());
+    const auto next_snapshot = [&](std::chrono::milliseconds within) -> std::optional<v1::Snapshot> {
+        const auto deadline = steady::now() + within;
+        while (steady::now() < deadline) {
+            if (auto message = joining.read(50ms); message && message->has_snapshot()) {
+                return message->snapshot();
+            }
+        }
+        return std::nullopt;
+    };
+
+    // An ack and a full-state request from before the full state arrived (a repeat, a duplicate): the
+    // server keeps waiting for the full state's own ack, and sends no second full state.
+    v1::Envelope stale;
+    stale.mutable_ack()->set_tick(full->tick() - 1);
+    joining.send(stale);
+    stale.mutable_ack()->set_full_state_requested(true);
+    joining.send(stale);
+    EXPECT_FALSE(next_snapshot(300ms)) << "a stale ack released the server";
+    EXPECT_EQ(server.get().metrics().stale_acks.value(), 2U);
+
+    // Its own ack (a repeat is as good) resumes the stream, delta-coded against it.
+    v1::Envelope ack;
+    ack.mutable_ack()->set_tick(full->tick());
+    joining.send(ack);
+    joining.send(ack);
+    const auto delta = next_snapshot(1000ms);
+    ASSERT_TRUE(delta);
+    EXPECT_FALSE(delta->full_state());
+    EXPECT_EQ(delta->tick() - 1 - delta->baseline_gap(), full->tick());
+    EXPECT_EQ(server.get().metrics().stale_acks.value(), 2U);
+}
+
 } // namespace

@@ -27,9 +27,18 @@ udp_client::udp_client(asio::any_io_executor executor, udp_client_options option
             [this](const net_address& to, std::span<const std::uint8_t> datagram) { transmit(to, datagram); }}
     , alive_{std::make_shared<bool>(true)} {
     if (options_.simulator && options_.simulator->enabled()) {
-        auto incoming = *options_.simulator;
-        incoming.seed = incoming.seed * 0x9E3779B97F4A7C15ULL + 1;
-        sim_out_.emplace(*options_.simulator);
+        configure_simulator(*options_.simulator);
+    }
+}
+
+void udp_client::configure_simulator(const sim_config& config) {
+    auto incoming = config;
+    incoming.seed = incoming.seed * 0x9E3779B97F4A7C15ULL + 1; // the two paths draw apart
+    if (sim_out_) {
+        sim_out_->configure(config);
+        sim_in_->configure(incoming);
+    } else {
+        sim_out_.emplace(config);
         sim_in_.emplace(incoming);
     }
 }

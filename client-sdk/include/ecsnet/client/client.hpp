@@ -131,6 +131,11 @@ public:
     /// the payload exceeds max_input_size, or when max_unsent_bytes wait to be sent.
     bool send_input(std::string_view payload);
 
+    /// UDP: the network simulator's settings (client_options::simulator) for the open connection, from the
+    /// next datagram on, both ways: a test or a bot can start or end a bout of loss mid-game. The next
+    /// connect() starts from client_options::simulator again. Over TCP it does nothing.
+    void set_simulator(const transport::sim_config& config);
+
     /// Modes 1 and 2: does all pending network work (mode 1) and applies the snapshots received (both),
     /// without blocking. Returns the number of snapshots applied. Mode 3: does nothing.
     std::size_t poll();

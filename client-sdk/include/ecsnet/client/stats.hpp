@@ -47,6 +47,9 @@ struct client_stats {
     /// Inputs send_input() refused (not connected, payload too large, too many bytes unsent).
     std::uint64_t inputs_refused{};
     std::uint64_t pings_sent{};
+    /// UDP: acks sent again because no newer one followed in time (a lost ack would otherwise leave the
+    /// server waiting, e.g. on the ack of a full state).
+    std::uint64_t acks_repeated{};
     std::uint64_t pongs_received{};
 
     /// The newest applied tick, and the server time it describes: microseconds since the server's epoch,

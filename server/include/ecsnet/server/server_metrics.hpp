@@ -28,6 +28,7 @@ struct server_metrics {
     counter& refused_inputs;
     counter& snapshots_encoded;
     counter& snapshots_held;
+    counter& stale_acks;
     // Interest management.
     histogram& relevant_entities;
     histogram& snapshot_budget_use;

@@ -31,9 +31,9 @@ struct session {
     // Newest tick acked, or the first tick sent while none is: snapshots wait once `sent` is
     // server_options::max_unacked_ticks past it.
     std::optional<proto::tick_type> ack_anchor;
-    // A full state was sent and not acked yet: nothing more is sent until the client acks (a full state
-    // can be large, and one in flight is enough).
-    bool full_state_in_flight{false};
+    // The tick of a full state sent and not acked yet: nothing more is sent until the client acks it or
+    // refuses it (a full state can be large, and one in flight is enough). Acks older than it are stale.
+    std::optional<proto::tick_type> full_state_in_flight;
     std::uint32_t last_input_sequence{};
     std::vector<std::pair<client_input, std::string>> inputs; // received since the last tick (payload owned)
     std::uint64_t inputs_received{};

@@ -56,6 +56,9 @@ public:
 
     send_status send(channel ch, std::span<const std::byte> message);
     void flush();
+    /// New network simulator settings, on both paths, for the datagrams from now on (those held keep their
+    /// times); a client without a simulator gets one.
+    void configure_simulator(const sim_config& config);
     /// Ends the connection with a reason (redundant disconnect packets when connected); the socket stays
     /// open for a later connect().
     void disconnect(std::uint8_t code, std::string_view message);
