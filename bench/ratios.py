@@ -14,6 +14,8 @@ import sys
 # benchmark name prefix -> the floor it is compared with (measured in the same binary and run)
 FLOORS = {
     "BM_ViewUpdate": "BM_FloorUpdate/1000000",
+    "BM_FloorUpdateHugePages": "BM_FloorUpdate/1000000",
+    "BM_FloorUpdateScalar": "BM_FloorUpdate/1000000",
     "BM_GroupUpdate": "BM_FloorUpdate/1000000",
     "BM_PartialGroupUpdate": "BM_FloorUpdate/1000000",
     "BM_NonOwningGroupUpdate": "BM_FloorUpdate/1000000",
@@ -37,7 +39,12 @@ def per_entity(run):
 
 def main(path):
     with open(path) as handle:
-        runs = json.load(handle)["benchmarks"]
+        report = json.load(handle)
+    runs = report["benchmarks"]
+    context = report.get("context", {})
+    # ecs_bench records lscpu's model name; say which CPU the figures came from, and the load when run.
+    print(f"CPU: {context.get('cpu_model', 'not recorded')}, {context.get('num_cpus', '?')} CPUs, "
+          f"load average {context.get('load_avg', '?')}, {context.get('date', '')}")
     medians = {r["run_name"]: r for r in runs if r.get("aggregate_name") == "median"}
     if not medians:
         medians = {r["run_name"]: r for r in runs if r.get("run_type") == "iteration"}

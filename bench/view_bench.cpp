@@ -11,7 +11,9 @@
 //                                 the 10,000), acks 1 to 3 ticks behind: the server's view writing per
 //                                 client per tick, with the encoder's codes shared between clients (1) or
 //                                 coded again for every client (0); share_ratio = bits copied into
-//                                 snapshots / bits coded, hit_rate of the encoder's cache
+//                                 snapshots / bits coded, hit_rate of the encoder's cache; client_apply_ns:
+//                                 what a full bot's view_mirror takes to apply one of them (not in the
+//                                 server's time)
 //
 // Time is this thread's CPU time (the machine is shared).
 
@@ -165,6 +167,7 @@ void BM_ViewClients(benchmark::State& state) {
     std::uniform_real_distribution<double> unit{0.0, 1.0};
     struct client {
         std::unique_ptr<client_view> view;
+        std::unique_ptr<view_mirror> mirror;
         double x{};
         double y{};
         tick_type lag{};
@@ -173,6 +176,7 @@ void BM_ViewClients(benchmark::State& state) {
     std::vector<client> clients(count);
     for (auto& c : clients) {
         c.view = std::make_unique<client_view>(w.encoder);
+        c.mirror = std::make_unique<view_mirror>(arena::replicated_schema());
         c.x = (unit(random) - 0.5) * 1900.0;
         c.y = (unit(random) - 0.5) * 1900.0;
         c.lag = 1 + static_cast<tick_type>(unit(random) * 3.0);
@@ -222,6 +226,8 @@ void BM_ViewClients(benchmark::State& state) {
     v1::Envelope envelope;
     std::string bytes;
     std::int64_t write_ns = 0;
+    std::int64_t apply_ns = 0;
+    std::size_t refused = 0;
     std::size_t writes = 0;
     double relevant_total = 0;
     double bytes_total = 0;
@@ -232,6 +238,7 @@ void BM_ViewClients(benchmark::State& state) {
         for (std::size_t i = 0; i < count; ++i) {
             static_cast<void>(
                 clients[i].view->write(relevant[i], weights[i], std::int64_t{1} << 40, 700, envelope));
+            static_cast<void>(clients[i].mirror->apply(envelope.view_snapshot()));
             clients[i].view->on_ack(w.tick, false);
         }
     }
@@ -241,6 +248,7 @@ void BM_ViewClients(benchmark::State& state) {
             w.step();
             relevancy();
             const auto start = cpu_clock::now_ns();
+            const auto apply_before = apply_ns;
             for (std::size_t i = 0; i < count; ++i) {
                 auto& c = clients[i];
                 if (!shared) {
@@ -249,6 +257,10 @@ void BM_ViewClients(benchmark::State& state) {
                 const auto report =
                     c.view->write(relevant[i], weights[i], std::int64_t{1} << 40, 700, envelope);
                 serialize_into(envelope, bytes);
+                // What a full bot does with it (not counted in the server's time).
+                const auto apply_start = cpu_clock::now_ns();
+                refused += c.mirror->apply_envelope(bytes) ? 0 : 1;
+                apply_ns += cpu_clock::now_ns() - apply_start;
                 relevant_total += static_cast<double>(report.relevant);
                 bytes_total += static_cast<double>(bytes.size());
                 c.sent.push_back(w.tick);
@@ -257,7 +269,7 @@ void BM_ViewClients(benchmark::State& state) {
                     c.sent.pop_front();
                 }
             }
-            write_ns += cpu_clock::now_ns() - start;
+            write_ns += cpu_clock::now_ns() - start - (apply_ns - apply_before);
             writes += count;
         }
     }
@@ -266,6 +278,8 @@ void BM_ViewClients(benchmark::State& state) {
     const auto copied = static_cast<double>(stats.bits_copied - stats_before.bits_copied);
     const auto lookups = static_cast<double>(stats.lookups - stats_before.lookups);
     state.counters["ns_per_client_tick"] = static_cast<double>(write_ns) / static_cast<double>(writes);
+    state.counters["client_apply_ns"] = static_cast<double>(apply_ns) / static_cast<double>(writes);
+    state.counters["refused"] = static_cast<double>(refused);
     state.counters["relevant_per_client"] = relevant_total / static_cast<double>(writes);
     state.counters["snapshot_bytes"] = bytes_total / static_cast<double>(writes);
     state.counters["share_ratio"] = coded > 0 ? copied / coded : 0;

@@ -1,4 +1,5 @@
-# `cmake --install` of the SDK: headers (ECS core, codec, generated .pb.h, client), the static libraries,
+# `cmake --install` of the SDK: headers (ECS core, codec, generated .pb.h, transport, client), the static
+# libraries,
 # the .proto schemas, and a CMake package so that a game's CMakeLists.txt does
 #   find_package(ecsnet CONFIG REQUIRED)
 #   target_link_libraries(game PRIVATE ecsnet::client)
@@ -16,13 +17,16 @@ set_target_properties(ecsnet_codec PROPERTIES EXPORT_NAME codec)
 # flags never reach a consumer's compilation).
 set_target_properties(ecsnet_warnings PROPERTIES EXPORT_NAME warnings)
 
-install(TARGETS ecsnet_ecs ecsnet_proto_messages ecsnet_codec ecsnet_client ecsnet_warnings
+# The client links the UDP transport (and, through it, libsodium's pkg-config target: the package's config
+# finds it again on the consumer's machine).
+install(TARGETS ecsnet_ecs ecsnet_proto_messages ecsnet_codec ecsnet_transport ecsnet_client ecsnet_warnings
     EXPORT ecsnetTargets
     ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
     LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/ecs/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/proto/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/transport/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/client-sdk/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(DIRECTORY ${PROJECT_BINARY_DIR}/proto/generated/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
     FILES_MATCHING PATTERN "*.pb.h")

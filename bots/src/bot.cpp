@@ -17,9 +17,26 @@ double seconds_between(std::chrono::steady_clock::time_point from, std::chrono::
     return to > from ? std::chrono::duration<double>(to - from).count() : 0.0;
 }
 
-client::client_options client_options_for(std::size_t index, const swarm_options& options) {
+std::string name_of(std::size_t index, bool thin, const swarm_options& options) {
+    return options.name_prefix + (thin ? "-thin-" : "-") + std::to_string(index);
+}
+
+// Among all the bots of the run: the full ones first, then the thin ones.
+std::size_t overall(std::size_t index, bool thin, const swarm_options& options) {
+    return thin ? options.clients + index : index;
+}
+
+client::client_options client_options_for(std::size_t index, bool thin, const swarm_options& options) {
     client::client_options out;
-    out.name = options.name_prefix + "-" + std::to_string(index);
+    out.name = name_of(index, thin, options);
+    out.transport = options.transport;
+    out.thin = thin;
+    const auto position = overall(index, thin, options);
+    if (position < options.tokens.size()) {
+        out.connect_token = options.tokens[position];
+    }
+    out.simulator = options.simulator;
+    out.simulator.seed = bot_seed(options.simulator.seed, position); // each bot its own losses
     out.connect_timeout = options.connect_timeout;
     out.handshake_timeout = options.handshake_timeout;
     out.idle_timeout = options.idle_timeout;
@@ -58,17 +75,18 @@ std::string_view to_string(bot_phase phase) noexcept {
     return "unknown";
 }
 
-bot::bot(asio::io_context& io, std::size_t index, const swarm_options& options, swarm_counters& counters,
-         event_log& log)
-    : index_{index}
-    , name_{options.name_prefix + "-" + std::to_string(index)}
+bot::bot(asio::io_context& io, std::size_t index, bool thin, const swarm_options& options,
+         swarm_counters& counters, event_log& log)
+    : index_{overall(index, thin, options)}
+    , thin_{thin}
+    , name_{name_of(index, thin, options)}
     , host_{options.host}
     , port_{options.port}
     , counters_{&counters}
     , log_{&log}
-    , behaviour_{options.behaviour, bot_seed(options.seed, index)}
+    , behaviour_{options.behaviour, bot_seed(options.seed, overall(index, thin, options))}
     , client_{std::make_unique<client::client>(io, arena::replicated_schema(),
-                                               client_options_for(index, options))} {
+                                               client_options_for(index, thin, options))} {
     client_->on_connected([this] { handle_connected(); });
     client_->on_snapshot([this](const proto::applied_snapshot& applied) { handle_snapshot(applied); });
     client_->on_snapshot_refused([this](const proto::error& error) { handle_refused(error); });
@@ -168,6 +186,9 @@ void bot::handle_refused(const proto::error& error) {
         after = last_tick_;
     }
     const auto where = after ? "after tick " + std::to_string(*after) : std::string{"before any tick"};
+    if (error.code == proto::errc::stale_snapshot) {
+        return; // overtaken by a newer one (UDP's unreliable channel reorders): nothing wrong
+    }
     if (error.code == proto::errc::checksum_mismatch) {
         log_->log("desync", name_ + ": " + error.message + " (" + where + "); full state requested");
     } else {
@@ -225,6 +246,11 @@ bot_reading bot::read(steady::time_point now) const {
     out.bytes_out = stats.bytes_sent;
     out.inputs_sent = stats.inputs_sent;
     out.inputs_refused = stats.inputs_refused;
+    out.packets_sent = stats.packets_sent;
+    out.packets_lost = stats.packets_lost;
+    out.resends = stats.resends;
+    out.inputs_overflowed = stats.inputs_overflowed;
+    out.thin = thin_;
     return out;
 }
 

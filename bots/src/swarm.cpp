@@ -104,6 +104,8 @@ public:
     void print(const std::vector<std::unique_ptr<bot>>& bots, steady::time_point now) {
         const auto interval = seconds(now - previous_at_);
         std::size_t connected = 0;
+        std::size_t thin_connected = 0;
+        std::size_t thin_bots = 0;
         std::size_t connecting = 0;
         std::size_t failed = 0;
         std::size_t dropped = 0;
@@ -116,9 +118,10 @@ public:
             const auto r = b->read(now);
             b->merge_latency_into(merged);
             auto& before = previous_applied_[b->index()];
+            thin_bots += r.thin ? 1 : 0;
             switch (r.phase) {
             case bot_phase::connected:
-                ++connected;
+                ++(r.thin ? thin_connected : connected);
                 tick_rates.push_back(per_second(static_cast<double>(r.applied - std::min(before, r.applied)),
                                                 std::min(interval, r.connected_seconds)));
                 break;
@@ -141,13 +144,17 @@ public:
         }
         const auto recent = latency_histogram::difference(merged, previous_latency_);
         const auto rates = summarize(tick_rates);
-        char line[512];
+        char thin[64] = "";
+        if (thin_bots > 0) {
+            std::snprintf(thin, sizeof thin, " (thin %zu/%zu)", thin_connected, thin_bots);
+        }
+        char line[600];
         std::snprintf(
             line, sizeof line,
-            "%6.1fs  connected %zu/%zu  connecting %zu  failed %zu  disconnected %zu  |  ticks/s per bot "
+            "%6.1fs  connected %zu/%zu%s  connecting %zu  failed %zu  disconnected %zu  |  ticks/s per bot "
             "median %.1f min %.1f  |  latency p99 %.2f ms  |  in %s  out %s  |  desyncs %llu\n",
-            seconds(now - start_), connected, bots.size(), connecting, failed, dropped, rates.median,
-            rates.min, static_cast<double>(recent.percentile(99.0)) / 1000.0,
+            seconds(now - start_), connected, bots.size() - thin_bots, thin, connecting, failed, dropped,
+            rates.median, rates.min, static_cast<double>(recent.percentile(99.0)) / 1000.0,
             format_rate(
                 per_second(static_cast<double>(bytes_in - std::min(bytes_in, previous_in_)), interval))
                 .c_str(),
@@ -185,10 +192,22 @@ swarm_report run_swarm(const swarm_options& options, std::ostream& progress, std
     event_log events{log, o.max_logged_events};
     swarm_counters counters;
     asio::io_context io{static_cast<int>(o.threads)};
+    // The full bots first, then the thin ones: the connects of both kinds interleave over the ramp.
+    const auto total = o.clients + o.thin;
     std::vector<std::unique_ptr<bot>> bots;
-    bots.reserve(o.clients);
+    bots.reserve(total);
     for (std::size_t i = 0; i < o.clients; ++i) {
-        bots.push_back(std::make_unique<bot>(io, i, o, counters, events));
+        bots.push_back(std::make_unique<bot>(io, i, false, o, counters, events));
+    }
+    for (std::size_t i = 0; i < o.thin; ++i) {
+        bots.push_back(std::make_unique<bot>(io, i, true, o, counters, events));
+    }
+    // Bot k connects k-th: spread the thin ones between the full ones (a thin bot every clients/thin).
+    std::vector<bot*> launch_order;
+    launch_order.reserve(total);
+    for (std::size_t full = 0, thin = 0; full + thin < total;) {
+        const bool thin_next = thin < o.thin && (full == o.clients || thin * o.clients <= full * o.thin);
+        launch_order.push_back(bots[thin_next ? o.clients + thin++ : full++].get());
     }
     io_threads threads{io, o.threads, events};
 
@@ -196,12 +215,12 @@ swarm_report run_swarm(const swarm_options& options, std::ostream& progress, std
     const auto ramp_end = start + from_seconds(o.ramp_seconds);
     const auto end = ramp_end + from_seconds(o.duration_seconds);
     const auto connect_time = [&](std::size_t i) {
-        return o.clients <= 1 ? start
-                              : start + from_seconds(o.ramp_seconds * static_cast<double>(i) /
-                                                     static_cast<double>(o.clients));
+        return total <= 1 ? start
+                          : start + from_seconds(o.ramp_seconds * static_cast<double>(i) /
+                                                 static_cast<double>(total));
     };
     const auto interval = std::max(o.progress_interval, std::chrono::milliseconds{10});
-    progress_printer printer{progress, o.clients, start};
+    progress_printer printer{progress, total, start};
     auto next_progress = start + interval;
     std::size_t launched = 0;
     std::uint64_t last_applied = 0;
@@ -211,8 +230,8 @@ swarm_report run_swarm(const swarm_options& options, std::ostream& progress, std
     report.ended_by = run_end::duration;
     while (true) {
         now = steady::now();
-        while (launched < o.clients && connect_time(launched) <= now) {
-            bots[launched++]->connect();
+        while (launched < total && connect_time(launched) <= now) {
+            launch_order[launched++]->connect();
         }
         if (stop != nullptr && stop->load()) {
             report.ended_by = run_end::interrupted;
@@ -225,7 +244,7 @@ swarm_report run_swarm(const swarm_options& options, std::ostream& progress, std
         if (now >= end) {
             break;
         }
-        if (launched == o.clients && counters.ended.load() == o.clients) {
+        if (launched == total && counters.ended.load() == total) {
             report.ended_by = run_end::all_bots_ended;
             report.end_detail = "every bot failed to connect or was disconnected before the end";
             break;
@@ -254,7 +273,7 @@ swarm_report run_swarm(const swarm_options& options, std::ostream& progress, std
             }
         }
         auto wake = std::min({next_progress, end, now + std::chrono::milliseconds{20}});
-        if (launched < o.clients) {
+        if (launched < total) {
             wake = std::min(wake, connect_time(launched));
         }
         std::this_thread::sleep_until(wake);
@@ -264,11 +283,13 @@ swarm_report run_swarm(const swarm_options& options, std::ostream& progress, std
     std::vector<bot_reading> readings;
     readings.reserve(bots.size());
     latency_histogram latency;
+    latency_histogram thin_latency;
     std::uint64_t negative = 0;
+    std::uint64_t thin_negative = 0;
     for (const auto& b : bots) {
         readings.push_back(b->read(now));
-        negative += readings.back().negative_latencies;
-        b->merge_latency_into(latency);
+        (b->thin() ? thin_negative : negative) += readings.back().negative_latencies;
+        b->merge_latency_into(b->thin() ? thin_latency : latency);
     }
     report.elapsed_seconds = seconds(now - start);
     report.measured_seconds = now > ramp_end ? seconds(now - ramp_end) : 0.0;
@@ -291,6 +312,7 @@ swarm_report run_swarm(const swarm_options& options, std::ostream& progress, std
     report.cpu_system_seconds = cpu_after.system - cpu_before.system;
     report.peak_rss_mb = cpu_after.peak_rss_mb;
     report.latency = summarize_latency(latency, negative);
+    report.thin.latency = summarize_latency(thin_latency, thin_negative);
     add_readings(report, readings);
     judge(report);
     return report;

@@ -28,7 +28,7 @@ std::string tally(const std::map<std::string, std::size_t>& counts) {
     return out;
 }
 
-std::string example(const swarm_report& report, const std::map<std::string, std::size_t>& counts) {
+std::string example(const bot_group& report, const std::map<std::string, std::size_t>& counts) {
     for (const auto& [reason, count] : counts) {
         const auto it = report.messages.find(reason);
         if (it != report.messages.end() && !it->second.empty()) {
@@ -54,6 +54,60 @@ void write_counts(json_writer& json, std::string_view name,
     for (const auto& [reason, count] : counts) {
         json.member(reason, count);
     }
+    json.end_object();
+}
+
+void write_latency(json_writer& json, const latency_summary& latency) {
+    json.key("latency_ms").begin_object();
+    json.member("p50", latency.p50_ms);
+    json.member("p95", latency.p95_ms);
+    json.member("p99", latency.p99_ms);
+    json.member("p999", latency.p999_ms);
+    json.member("max", latency.max_ms);
+    json.member("mean", latency.mean_ms);
+    json.member("samples", latency.samples);
+    json.member("negative_samples", latency.negative_samples);
+    json.end_object();
+}
+
+void write_transport(json_writer& json, const bot_group& group) {
+    json.key("transport").begin_object();
+    json.member("packets_sent", group.packets_sent);
+    json.member("packets_lost", group.packets_lost);
+    json.member("resends", group.resends);
+    json.member("inputs_overflowed", group.inputs_overflowed);
+    json.end_object();
+}
+
+// The thin bots, apart: what they have (no desyncs: they check nothing).
+void write_thin(json_writer& json, const bot_group& thin) {
+    json.key("thin").begin_object();
+    json.member("clients_requested", thin.clients_requested);
+    json.member("clients_reached", thin.clients_reached);
+    json.member("connect_failures", thin.connect_failures);
+    json.member("still_connecting", thin.still_connecting);
+    write_counts(json, "connect_failure_reasons", thin.connect_failure_reasons);
+    json.member("dropped", thin.dropped);
+    write_counts(json, "disconnects", thin.disconnects);
+    json.key("messages").begin_object();
+    for (const auto& [reason, message] : thin.messages) {
+        json.member(reason, message);
+    }
+    json.end_object();
+    json.member("snapshots_acked", thin.snapshots_applied);
+    json.member("full_states_received", thin.full_states);
+    write_distribution(json, "snapshots_per_second", thin.snapshots_per_second);
+    write_distribution(json, "ticks_applied_ratio", thin.ticks_applied_ratio);
+    write_distribution(json, "tick_coverage", thin.tick_coverage);
+    write_latency(json, thin.latency);
+    write_distribution(json, "bytes_in_per_second", thin.bytes_in_per_second);
+    write_distribution(json, "bytes_out_per_second", thin.bytes_out_per_second);
+    json.member("bytes_in_total", thin.bytes_in);
+    json.member("bytes_out_total", thin.bytes_out);
+    json.member("inputs_sent", thin.inputs_sent);
+    json.member("inputs_refused", thin.inputs_refused);
+    write_distribution(json, "connect_time_ms", thin.connect_ms);
+    write_transport(json, thin);
     json.end_object();
 }
 
@@ -89,46 +143,54 @@ latency_summary summarize_latency(const latency_histogram& histogram, std::uint6
     return out;
 }
 
-void add_readings(swarm_report& report, const std::vector<bot_reading>& readings) {
-    report.clients_requested = readings.size();
+namespace {
+
+// One kind of bot's figures from its readings; the tick rate of the first welcomed one into `tick_rate`.
+void add_group(bot_group& group, const std::vector<const bot_reading*>& readings, std::uint32_t& tick_rate) {
+    group.clients_requested = readings.size();
     std::vector<double> rates;
     std::vector<double> ratios;
     std::vector<double> coverage;
     std::vector<double> bytes_in;
     std::vector<double> bytes_out;
     std::vector<double> connect_ms;
-    for (const auto& r : readings) {
-        report.snapshots_applied += r.applied;
-        report.inputs_sent += r.inputs_sent;
-        report.inputs_refused += r.inputs_refused;
-        report.bytes_in += r.bytes_in;
-        report.bytes_out += r.bytes_out;
-        report.desyncs += r.desyncs;
-        report.desynced_bots += r.desyncs > 0 ? 1 : 0;
-        report.snapshots_refused += r.snapshots_refused;
+    for (const auto* reading : readings) {
+        const auto& r = *reading;
+        group.snapshots_applied += r.applied;
+        group.inputs_sent += r.inputs_sent;
+        group.inputs_refused += r.inputs_refused;
+        group.bytes_in += r.bytes_in;
+        group.bytes_out += r.bytes_out;
+        group.desyncs += r.desyncs;
+        group.desynced_bots += r.desyncs > 0 ? 1 : 0;
+        group.snapshots_refused += r.snapshots_refused;
+        group.packets_sent += r.packets_sent;
+        group.packets_lost += r.packets_lost;
+        group.resends += r.resends;
+        group.inputs_overflowed += r.inputs_overflowed;
         if (!r.welcomed) {
-            ++report.connect_failures;
+            ++group.connect_failures;
             std::string reason;
             if (r.phase == bot_phase::waiting || r.phase == bot_phase::connecting) {
-                ++report.still_connecting;
+                ++group.still_connecting;
                 reason = "still_connecting";
             } else {
                 reason = std::string{client::to_string(r.ended.reason)};
             }
-            ++report.connect_failure_reasons[reason];
-            report.messages.try_emplace(reason, r.ended.message);
+            ++group.connect_failure_reasons[reason];
+            group.messages.try_emplace(reason, r.ended.message);
             continue;
         }
-        ++report.clients_reached;
-        if (report.tick_rate == 0) {
-            report.tick_rate = r.tick_rate;
+        ++group.clients_reached;
+        if (tick_rate == 0) {
+            tick_rate = r.tick_rate;
         }
-        report.full_states += r.full_states;
+        group.full_states += r.full_states;
         if (r.phase == bot_phase::dropped) {
-            ++report.dropped;
+            ++group.dropped;
             const std::string reason{client::to_string(r.ended.reason)};
-            ++report.disconnects[reason];
-            report.messages.try_emplace(reason, r.ended.message);
+            ++group.disconnects[reason];
+            group.messages.try_emplace(reason, r.ended.message);
         }
         connect_ms.push_back(r.connect_seconds * 1000.0);
         if (r.connected_seconds <= 0.0) {
@@ -145,50 +207,74 @@ void add_readings(swarm_report& report, const std::vector<bot_reading>& readings
         bytes_in.push_back(per_second(static_cast<double>(r.bytes_in), r.connected_seconds));
         bytes_out.push_back(per_second(static_cast<double>(r.bytes_out), r.connected_seconds));
     }
-    report.snapshots_per_second = summarize(rates);
-    report.ticks_applied_ratio = summarize(ratios);
-    report.tick_coverage = summarize(coverage);
-    report.bytes_in_per_second = summarize(bytes_in);
-    report.bytes_out_per_second = summarize(bytes_out);
-    report.connect_ms = summarize(connect_ms);
+    group.snapshots_per_second = summarize(rates);
+    group.ticks_applied_ratio = summarize(ratios);
+    group.tick_coverage = summarize(coverage);
+    group.bytes_in_per_second = summarize(bytes_in);
+    group.bytes_out_per_second = summarize(bytes_out);
+    group.connect_ms = summarize(connect_ms);
+}
+
+// The failures of one kind of bot; `bots` names them ("bots", "thin bots").
+void judge_group(std::vector<std::string>& f, const bot_group& group, const swarm_report& report,
+                 const char* bots) {
+    if (group.connect_failures > 0) {
+        f.push_back(format("%zu of %zu %s failed to connect (", group.connect_failures,
+                           group.clients_requested, bots) +
+                    tally(group.connect_failure_reasons) + ")" +
+                    example(group, group.connect_failure_reasons));
+    }
+    if (group.dropped > 0) {
+        f.push_back(format("%zu %s were disconnected during the run (", group.dropped, bots) +
+                    tally(group.disconnects) + ")" + example(group, group.disconnects));
+    }
+    const auto& o = report.options;
+    if (o.max_latency_p99_ms > 0.0 && group.latency.samples > 0 &&
+        group.latency.p99_ms > o.max_latency_p99_ms) {
+        f.push_back(format("the %s' update latency p99 %.2f ms is above the %.2f ms allowed", bots,
+                           group.latency.p99_ms, o.max_latency_p99_ms));
+    }
+    if (o.min_ticks_applied_ratio > 0.0 && group.ticks_applied_ratio.count > 0 &&
+        group.ticks_applied_ratio.min < o.min_ticks_applied_ratio) {
+        f.push_back(format("one of the %s applied only %.3f of the ticks (at least %.3f required)", bots,
+                           group.ticks_applied_ratio.min, o.min_ticks_applied_ratio));
+    }
+}
+
+} // namespace
+
+void add_readings(swarm_report& report, const std::vector<bot_reading>& readings) {
+    std::vector<const bot_reading*> full;
+    std::vector<const bot_reading*> thin;
+    for (const auto& r : readings) {
+        (r.thin ? thin : full).push_back(&r);
+    }
+    add_group(report, full, report.tick_rate);
+    add_group(report.thin, thin, report.tick_rate);
 }
 
 void judge(swarm_report& report) {
     auto& f = report.failures;
     f.clear();
-    if (report.clients_reached == 0) {
+    if (report.clients_reached + report.thin.clients_reached == 0) {
+        const auto& reasons = report.clients_requested > 0 ? report.connect_failure_reasons
+                                                           : report.thin.connect_failure_reasons;
+        const bot_group& group =
+            report.clients_requested > 0 ? static_cast<const bot_group&>(report) : report.thin;
         f.push_back("no bot was welcomed by the server at " + report.options.host + ":" +
-                    std::to_string(report.options.port) + example(report, report.connect_failure_reasons));
+                    std::to_string(report.options.port) + example(group, reasons));
     }
-    if (report.connect_failures > 0) {
-        f.push_back(
-            format("%zu of %zu bots failed to connect (", report.connect_failures, report.clients_requested) +
-            tally(report.connect_failure_reasons) + ")" + example(report, report.connect_failure_reasons));
-    }
-    if (report.dropped > 0) {
-        f.push_back(format("%zu bots were disconnected during the run (", report.dropped) +
-                    tally(report.disconnects) + ")" + example(report, report.disconnects));
-    }
+    judge_group(f, report, report, "bots");
     if (report.desyncs > 0) {
         f.push_back(format("%llu desyncs (a mirror's state checksum differed from the server's) in %zu bots",
                            static_cast<unsigned long long>(report.desyncs), report.desynced_bots));
     }
+    judge_group(f, report.thin, report, "thin bots");
     if (report.ended_by == run_end::server_stalled) {
         f.push_back("the server stopped answering: " + report.end_detail);
     }
     if (report.ended_by == run_end::interrupted) {
         f.push_back("interrupted: " + report.end_detail);
-    }
-    const auto& o = report.options;
-    if (o.max_latency_p99_ms > 0.0 && report.latency.samples > 0 &&
-        report.latency.p99_ms > o.max_latency_p99_ms) {
-        f.push_back(format("update latency p99 %.2f ms is above the %.2f ms allowed", report.latency.p99_ms,
-                           o.max_latency_p99_ms));
-    }
-    if (o.min_ticks_applied_ratio > 0.0 && report.ticks_applied_ratio.count > 0 &&
-        report.ticks_applied_ratio.min < o.min_ticks_applied_ratio) {
-        f.push_back(format("a bot applied only %.3f of the ticks (at least %.3f required)",
-                           report.ticks_applied_ratio.min, o.min_ticks_applied_ratio));
     }
 }
 
@@ -220,6 +306,16 @@ std::string to_json(const swarm_report& r) {
     json.member("stall_timeout_ms", o.stall_timeout.count());
     json.member("max_latency_p99_ms", o.max_latency_p99_ms);
     json.member("min_ticks_applied_ratio", o.min_ticks_applied_ratio);
+    json.member("transport", o.transport == client::transport_kind::udp ? "udp" : "tcp");
+    json.member("thin", o.thin);
+    json.member("tokens", o.tokens.size()); // how many, never the tokens themselves
+    json.key("simulator").begin_object();
+    json.member("loss", o.simulator.loss);
+    json.member("latency_ms", static_cast<double>(o.simulator.latency.count()) / 1000.0);
+    json.member("jitter_ms", static_cast<double>(o.simulator.jitter.count()) / 1000.0);
+    json.member("duplicate", o.simulator.duplicate);
+    json.member("reorder", o.simulator.reorder);
+    json.end_object();
     json.end_object();
 
     json.member("ended_by", to_string(r.ended_by));
@@ -257,16 +353,7 @@ std::string to_json(const swarm_report& r) {
     json.member("tick_coverage_min", r.tick_coverage.min);
     write_distribution(json, "tick_coverage", r.tick_coverage);
 
-    json.key("latency_ms").begin_object();
-    json.member("p50", r.latency.p50_ms);
-    json.member("p95", r.latency.p95_ms);
-    json.member("p99", r.latency.p99_ms);
-    json.member("p999", r.latency.p999_ms);
-    json.member("max", r.latency.max_ms);
-    json.member("mean", r.latency.mean_ms);
-    json.member("samples", r.latency.samples);
-    json.member("negative_samples", r.latency.negative_samples);
-    json.end_object();
+    write_latency(json, r.latency);
 
     json.member("bytes_in_per_second_per_client", r.bytes_in_per_second.median);
     json.member("bytes_in_per_second_per_client_max", r.bytes_in_per_second.max);
@@ -279,6 +366,8 @@ std::string to_json(const swarm_report& r) {
     json.member("inputs_sent", r.inputs_sent);
     json.member("inputs_refused", r.inputs_refused);
     write_distribution(json, "connect_time_ms", r.connect_ms);
+    write_transport(json, r);
+    write_thin(json, r.thin);
 
     const auto cpu = r.cpu_user_seconds + r.cpu_system_seconds;
     json.member("bots_cpu_seconds", cpu);
@@ -307,9 +396,12 @@ void print_summary(std::ostream& out, const swarm_report& r) {
     const auto row = [&out](const char* label, const std::string& text) {
         out << format("  %-24s %s\n", label, text.c_str());
     };
+    const std::string thin = o.thin > 0 ? format(" + %zu thin", o.thin) : std::string{};
     out << format(
-        "\necsnet-bots: %zu bots (%s) against %s:%u, %.1f s measured after a %.1f s ramp; ended by %s\n",
-        o.clients, std::string{to_string(o.behaviour)}.c_str(), o.host.c_str(), static_cast<unsigned>(o.port),
+        "\necsnet-bots: %zu bots%s (%s) against %s:%u over %s, %.1f s measured after a %.1f s ramp; "
+        "ended by %s\n",
+        o.clients, thin.c_str(), std::string{to_string(o.behaviour)}.c_str(), o.host.c_str(),
+        static_cast<unsigned>(o.port), o.transport == client::transport_kind::udp ? "UDP" : "TCP",
         r.measured_seconds, o.ramp_seconds, std::string{to_string(r.ended_by)}.c_str());
     if (!r.end_detail.empty()) {
         out << "  (" << r.end_detail << ")\n";
@@ -322,7 +414,7 @@ void print_summary(std::ostream& out, const swarm_report& r) {
         r.dropped == 0 ? "0" : format("%zu (", r.dropped) + tally(r.disconnects) + ")");
     row("desyncs", format("%llu in %zu bots", static_cast<unsigned long long>(r.desyncs), r.desynced_bots));
     if (r.clients_reached == 0) {
-        row("per-bot figures", "none: no bot was welcomed");
+        row("per-bot figures", r.clients_requested == 0 ? "none: no full bot" : "none: no bot was welcomed");
     } else {
         row("snapshots/s per bot",
             format("min %.1f  median %.1f  max %.1f  (server tick rate %u Hz)", r.snapshots_per_second.min,
@@ -344,6 +436,32 @@ void print_summary(std::ostream& out, const swarm_report& r) {
     row("snapshots refused",
         format("%llu  (full states received %llu)", static_cast<unsigned long long>(r.snapshots_refused),
                static_cast<unsigned long long>(r.full_states)));
+    if (o.transport == client::transport_kind::udp && r.packets_sent > 0) {
+        row("transport", format("packets sent %llu  lost %llu  resends %llu  inputs pushed out %llu",
+                                static_cast<unsigned long long>(r.packets_sent),
+                                static_cast<unsigned long long>(r.packets_lost),
+                                static_cast<unsigned long long>(r.resends),
+                                static_cast<unsigned long long>(r.inputs_overflowed)));
+    }
+    if (o.thin > 0) {
+        const auto& t = r.thin;
+        row("thin bots reached", format("%zu / %zu", t.clients_reached, t.clients_requested));
+        row("thin connect failures", t.connect_failures == 0 ? "0"
+                                                             : format("%zu (", t.connect_failures) +
+                                                                   tally(t.connect_failure_reasons) + ")");
+        row("thin dropped", t.dropped == 0 ? "0" : format("%zu (", t.dropped) + tally(t.disconnects) + ")");
+        if (t.clients_reached > 0) {
+            row("thin snapshots/s", format("min %.1f  median %.1f  max %.1f  (ticks applied ratio min %.3f)",
+                                           t.snapshots_per_second.min, t.snapshots_per_second.median,
+                                           t.snapshots_per_second.max, t.ticks_applied_ratio.min));
+            row("thin update latency",
+                format("p50 %.2f ms  p95 %.2f ms  p99 %.2f ms  max %.2f ms  (%llu samples)", t.latency.p50_ms,
+                       t.latency.p95_ms, t.latency.p99_ms, t.latency.max_ms,
+                       static_cast<unsigned long long>(t.latency.samples)));
+            row("thin bytes in per bot", "median " + format_rate(t.bytes_in_per_second.median) + "  max " +
+                                             format_rate(t.bytes_in_per_second.max));
+        }
+    }
     const auto cpu = r.cpu_user_seconds + r.cpu_system_seconds;
     row("bots' CPU", format("user %.2f s  system %.2f s  (%.0f%% of one core); peak RSS %.0f MB",
                             r.cpu_user_seconds, r.cpu_system_seconds,

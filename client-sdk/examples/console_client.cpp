@@ -1,10 +1,11 @@
 // console_client: the smallest game on the ecsnet client SDK. It connects to the server of scripts/run
 // (127.0.0.1:7777 by default), walks its avatar in a circle with the arena's move inputs, and prints once a
-// second the entity count, its own position, the round-trip time and the bandwidth. It exits on Ctrl-C
-// (telling the server it quits), after --duration seconds, or when the server disconnects it, printing the
-// reason.
+// second the entity count, its own position, the round-trip time, the bandwidth and (UDP) the packet loss. It
+// exits on Ctrl-C (telling the server it quits), after --duration seconds, or when the server disconnects it,
+// printing the reason.
 //
-//   build/client-sdk/console_client --host 127.0.0.1 --port 7777 --name walker --duration 10
+//   build/client-sdk/console_client --host 127.0.0.1 --port 7777 --name walker --duration 10   # UDP
+//   build/client-sdk/console_client --tcp ...          --token "$(ecsnet-token issue ...)"
 
 #include <atomic>
 #include <chrono>
@@ -38,6 +39,8 @@ int main(int argc, char** argv) {
     std::string name = "console";
     double duration = 0.0;
     bool threaded = false;
+    bool tcp = false;
+    std::string token;
     CLI::App app{"Connects to ecsnet-server, walks its avatar in a circle, and prints what it sees."};
     app.add_option("--host", host, "server address")->capture_default_str();
     app.add_option("--port", port, "server game port")->capture_default_str();
@@ -48,6 +51,10 @@ int main(int argc, char** argv) {
     app.add_flag("--thread", threaded,
                  "do the network work on a thread of the client's own (RTT then excludes "
                  "the frame time)");
+    app.add_flag("--tcp", tcp, "connect over TCP rather than UDP");
+    app.add_option("--token", token,
+                   "a connect token in base64 (ecsnet-token issue); without one, a development token for "
+                   "--host:--port (a server run with --insecure-dev)");
     CLI11_PARSE(app, argc, argv);
 
     std::signal(SIGINT, on_signal);
@@ -59,12 +66,15 @@ int main(int argc, char** argv) {
     ecsnet::client::client_options options;
     options.name = name;
     options.mode = threaded ? ecsnet::client::threading::own_thread : ecsnet::client::threading::poll;
+    options.transport = tcp ? ecsnet::client::transport_kind::tcp : ecsnet::client::transport_kind::udp;
+    options.connect_token = token; // over UDP it names the server: host and port are then unused
     ecsnet::client::client net{ecsnet::arena::replicated_schema(), options};
     net.on_connected([&net] {
         std::printf("connected as client %u, tick rate %u Hz\n", net.client_id(), net.tick_rate());
     });
     net.connect(host, port);
-    std::printf("connecting to %s:%u as '%s'\n", host.c_str(), port, name.c_str());
+    std::printf("connecting to %s:%u over %s as '%s'\n", host.c_str(), port, tcp ? "TCP" : "UDP",
+                name.c_str());
 
     constexpr double speed = 4.0;  // m/s
     constexpr double radius = 8.0; // m: a lap every 2 pi r / v, about 12.6 s
@@ -104,12 +114,12 @@ int main(int argc, char** argv) {
             const auto* ids = net.registry().try_storage<ecsnet::proto::net_id>();
             const auto me = net.sample<Transform>(net.own_entity());
             std::printf("tick %u  entities %zu  me (%.2f, %.2f)  rtt %.2f ms  in %.1f kB/s  out %.1f kB/s  "
-                        "snapshots %.1f/s\n",
+                        "snapshots %.1f/s  loss %.1f%%\n",
                         stats.newest_tick.value_or(0), ids != nullptr ? ids->size() : std::size_t{0},
                         me ? me->x : 0.0F, me ? me->y : 0.0F,
                         static_cast<double>(stats.rtt_smoothed.count()) / 1000.0,
                         stats.bytes_in_per_second / 1000.0, stats.bytes_out_per_second / 1000.0,
-                        stats.snapshots_per_second);
+                        stats.snapshots_per_second, stats.packet_loss * 100.0);
             std::fflush(stdout);
         }
         std::this_thread::sleep_for(frame);

@@ -12,9 +12,20 @@ namespace ecsnet::proto {
 
 namespace {
 
-// What becomes of a base entry: `unchanged` advances with the same value (and term), `advance` to its
-// reference, which the current value equals.
-enum action : std::uint8_t { advance = 0, deferred = 1, changed = 2, refreshed = 3, gone = 4, unchanged = 5 };
+// What becomes of a base entry: `unchanged` keeps its last value and its tick (its reference is that value,
+// which is the current one) and forgets the value before; `advance` takes its reference, which the current
+// value equals, at this tick.
+// `settled` is `unchanged` found by coding: the entry stays, but what it shows may have been a prediction
+// (a deferred entity that stopped extrapolating), so its term is the current value's.
+enum action : std::uint8_t {
+    advance = 0,
+    deferred = 1,
+    changed = 2,
+    refreshed = 3,
+    gone = 4,
+    unchanged = 5,
+    settled = 6
+};
 
 // Bits a list entry costs, roughly: what the budget charges besides the entity's own bits.
 constexpr std::uint32_t position_cost = 6;
@@ -201,7 +212,9 @@ view_write_report client_view::write(std::span<const net_entity> relevant, std::
                 code = encoder.row(e.index);
                 what = kind::refresh;
             }
-            if (!code.exact) {
+            if (code.unchanged) {
+                action_[b] = settled;
+            } else if (!code.exact) {
                 const auto* in_flight = seek(newest_entries, n_at, e.index);
                 candidate c;
                 c.index = e.index;
@@ -343,9 +356,19 @@ view_write_report client_view::write(std::span<const net_entity> relevant, std::
             keep(view_entry{e.index, e.generation, tick, e.tick, tick, rows.term(e.index)});
             changed_.push_back(static_cast<std::uint32_t>(p));
             break;
-        case unchanged: // the same value, now at this tick
-            keep(view_entry{e.index, e.generation, tick, e.tick, e.sent, e.term});
+        case unchanged: { // its last value stays, and the value before is of no use any more
+            auto same = e;
+            same.previous = no_tick;
+            keep(same);
             break;
+        }
+        case settled: {
+            auto same = e;
+            same.previous = no_tick;
+            same.term = rows.term(e.index);
+            keep(same);
+            break;
+        }
         default: // advance: its value now is its reference, exactly
             keep(view_entry{e.index, e.generation, tick, e.tick, e.sent, rows.term(e.index)});
             break;

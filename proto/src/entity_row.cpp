@@ -9,14 +9,14 @@ row_layout::row_layout(const schema_layout& layout)
     , presence_words_{(layout.size() + 31) / 32} {
     std::size_t at = presence_words_;
     offsets_.reserve(layout.size());
-    linear_.assign(presence_words_, false);
+    linear_.assign(presence_words_, 0);
     bits_.assign(presence_words_, 0);
     component_of_.assign(presence_words_, 0);
     for (std::size_t c = 0; c < layout.size(); ++c) {
         offsets_.push_back(at);
         for (const auto& field : layout[c].fields) {
             const bool linear = field.predict == prediction::linear;
-            linear_.push_back(linear);
+            linear_.push_back(linear ? 1 : 0);
             any_linear_ = any_linear_ || linear;
             bits_.push_back(field.bits);
             component_of_.push_back(static_cast<unsigned>(c));
@@ -39,7 +39,7 @@ void row_layout::reference(const std::uint32_t* base, const std::uint32_t* previ
     }
     const extrapolation x{ahead, span};
     for (std::size_t at = presence_words_; at < width_; ++at) {
-        if (!linear_[at]) {
+        if (linear_[at] == 0) {
             continue;
         }
         const auto c = component_of_[at];

@@ -77,6 +77,7 @@ entity_code view_encoder::update(std::uint32_t index, tick_type base, tick_type 
     code.offset = static_cast<std::uint32_t>(start);
     code.exact = !write_entity_update(layout, chooser_.current(), base_row, reference_.data(),
                                       rows_->current(index), arena_, &chooser_);
+    code.unchanged = code.exact && layout.equal(reference_.data(), base_row);
     code.bits = static_cast<std::uint32_t>(arena_.bit_size() - start);
     stats_.bits_coded += code.bits;
     return code;

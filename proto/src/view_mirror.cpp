@@ -36,6 +36,7 @@ view_mirror::view_mirror(const schema& schema, ecsnet::registry& registry, view_
     , layout_{schema.layout()}
     , weights_{schema.layout()}
     , registry_{registry}
+    , pool_{layout_.width()}
     , reference_(layout_.width()) {
     if (options_.depth < 2) {
         throw std::invalid_argument("a view mirror keeps at least 2 views");
@@ -136,24 +137,29 @@ std::vector<std::pair<net_entity, std::vector<std::uint32_t>>> view_mirror::cont
     if (frames_.empty()) {
         return out;
     }
-    const auto& f = frames_.back();
     const auto width = layout_.width();
-    for (std::size_t i = 0; i < f.entries.size(); ++i) {
-        const auto* row = f.shown.data() + i * width;
-        out.emplace_back(net_entity{f.entries[i].index, f.entries[i].generation},
-                         std::vector<std::uint32_t>(row, row + width));
+    for (const auto& e : frames_.back().entries) {
+        const auto* row = pool_.row(e.shown_slot());
+        out.emplace_back(net_entity{e.index, e.generation}, std::vector<std::uint32_t>(row, row + width));
     }
     return out;
 }
 
 std::uint64_t view_mirror::checksum_of(const frame& f) const {
     std::uint64_t sum = 0;
-    const auto width = layout_.width();
-    for (std::size_t i = 0; i < f.entries.size(); ++i) {
-        sum += layout_.checksum_term(weights_, f.entries[i].index, f.entries[i].generation,
-                                     f.shown.data() + i * width);
+    for (const auto& e : f.entries) {
+        sum += layout_.checksum_term(weights_, e.index, e.generation, pool_.row(e.shown_slot()));
     }
     return sum;
+}
+
+void view_mirror::release(frame& f) {
+    for (const auto& e : f.entries) {
+        pool_.release(e.values);
+        pool_.release(e.before);
+        pool_.release(e.shown);
+    }
+    f.entries.clear();
 }
 
 bool view_mirror::verify() const {
@@ -166,12 +172,12 @@ bool view_mirror::verify() const {
     }
     // And the registry shows exactly the frame.
     std::vector<std::uint32_t> values(layout_.width());
-    for (std::size_t i = 0; i < f.entries.size(); ++i) {
-        const auto local = find(net_entity{f.entries[i].index, f.entries[i].generation});
+    for (const auto& e : f.entries) {
+        const auto local = find(net_entity{e.index, e.generation});
         if (local == null_entity) {
             return false;
         }
-        const auto* shown = f.shown.data() + i * layout_.width();
+        const auto* shown = pool_.row(e.shown_slot());
         for (std::size_t c = 0; c < schema_->size(); ++c) {
             const auto& codec = schema_->codec(c);
             if (row_layout::has(shown, c) != codec.contained(registry_, local)) {
@@ -203,6 +209,8 @@ void view_mirror::clear() {
     std::fill(locals_.begin(), locals_.end(), null_entity);
     std::fill(local_generations_.begin(), local_generations_.end(), 0U);
     frames_.clear();
+    scratch_.entries.clear();
+    pool_.clear();
     columns_valid_ = false;
     full_state_needed_ = false;
 }
@@ -315,16 +323,24 @@ result<applied_snapshot> view_mirror::apply(const v1::ViewSnapshot& s) {
         }
     }
     // The reference of a base entry at this tick.
-    const auto reference_of = [&](std::size_t p) {
-        const auto& e = base->entries[p];
-        const bool x = layout_.extrapolates(e.tick, e.previous, tick);
-        layout_.reference(base->values.data() + p * width, x ? base->previous.data() + p * width : nullptr,
-                          tick - e.tick, x ? e.tick - e.previous : 0, reference_.data());
+    // The reference of a base entry at this tick: its last value, unless it extrapolates from a different
+    // value before (most entities do not move: a compare, no arithmetic).
+    const auto reference_of = [&](const entry& e) -> const std::uint32_t* {
+        const auto* values = pool_.row(e.values);
+        if (!layout_.extrapolates(e.tick, e.previous, tick)) {
+            return values;
+        }
+        const auto* previous = pool_.row(e.before);
+        if (layout_.equal(values, previous)) {
+            return values;
+        }
+        layout_.reference(values, previous, tick - e.tick, e.tick - e.previous, reference_.data());
+        return reference_.data();
     };
     for (std::size_t i = 0; i < changed_.size(); ++i, ++row) {
-        reference_of(changed_[i]);
-        if (!read_entity_update(layout_, next.tables, base->values.data() + changed_[i] * width,
-                                reference_.data(), in, rows_.data() + row * width)) {
+        const auto& e = base->entries[changed_[i]];
+        if (!read_entity_update(layout_, next.tables, pool_.row(e.values), reference_of(e), in,
+                                rows_.data() + row * width)) {
             return refuse(errc::malformed_columns, "bad entity update", false);
         }
     }
@@ -333,21 +349,15 @@ result<applied_snapshot> view_mirror::apply(const v1::ViewSnapshot& s) {
     }
 
     // ---- the new view ----
+    // Entries are written in place; rows are new slots only for what changed (the pool is reserved for the
+    // worst case first, so the rows of the base stay where they are).
     next.tick = tick;
-    next.entries.clear();
-    next.values.clear();
-    next.previous.clear();
-    next.shown.clear();
-    const auto push = [&](const entry& e, const std::uint32_t* values, const std::uint32_t* previous,
-                          const std::uint32_t* shown) {
-        next.entries.push_back(e);
-        next.values.insert(next.values.end(), values, values + width);
-        if (previous != nullptr) {
-            next.previous.insert(next.previous.end(), previous, previous + width);
-        } else {
-            next.previous.resize(next.previous.size() + width, 0);
-        }
-        next.shown.insert(next.shown.end(), shown, shown + width);
+    const std::size_t capacity = base_size - left_.size() + entered_.size();
+    pool_.reserve(2 * capacity);
+    next.entries.resize(capacity);
+    std::size_t count = 0;
+    const auto new_row = [&](const entry& e, const std::uint32_t* row) {
+        return pool_.allocate(row, layout_.checksum_term(weights_, e.index, e.generation, row));
     };
     std::size_t in_entered = 0;
     std::size_t in_refreshed = 0;
@@ -355,51 +365,86 @@ result<applied_snapshot> view_mirror::apply(const v1::ViewSnapshot& s) {
     const auto enter_until = [&](std::uint32_t index, bool inclusive) {
         while (in_entered < entered_.size() &&
                (entered_[in_entered] < index || (inclusive && entered_[in_entered] == index))) {
-            const auto* r = rows_.data() + in_entered * width;
-            push(entry{entered_[in_entered], generations_[in_entered], tick, no_tick}, r, nullptr, r);
+            entry e{entered_[in_entered], generations_[in_entered], tick, no_tick};
+            e.values = new_row(e, rows_.data() + in_entered * width);
+            next.entries[count++] = e;
             ++in_entered;
         }
     };
-    for (std::size_t p = 0; p < base_size; ++p) {
+    bool consistent = true;
+    for (std::size_t p = 0; p < base_size && consistent; ++p) {
         const auto& e = base->entries[p];
-        const auto* values = base->values.data() + p * width;
         // An index leaving (its old occupant) may enter again (a new one): after the left entry.
         enter_until(e.index, action_[p] == gone);
         if (in_entered < entered_.size() && entered_[in_entered] == e.index) {
-            return refuse(errc::inconsistent_delta,
-                          "entity " + std::to_string(e.index) + " enters a view that holds it", false);
+            consistent = false;
+            break;
         }
         switch (action_[p]) {
         case gone:
             break;
-        case deferred:
-            reference_of(p);
-            push(e, values, base->previous.data() + p * width, reference_.data());
+        case deferred: {
+            // It keeps its last value, and shows its reference at this tick.
+            auto held = e;
+            pool_.retain(held.values);
+            pool_.retain(held.before);
+            const auto* reference = reference_of(e);
+            held.shown = reference == pool_.row(e.values) ? row_pool::none : new_row(e, reference);
+            next.entries[count++] = held;
             break;
+        }
         case refreshed: {
-            const auto* r = rows_.data() + (entered_.size() + in_refreshed++) * width;
-            push(entry{e.index, e.generation, tick, no_tick}, r, nullptr, r);
+            entry fresh{e.index, e.generation, tick, no_tick};
+            fresh.values = new_row(fresh, rows_.data() + (entered_.size() + in_refreshed++) * width);
+            next.entries[count++] = fresh;
             break;
         }
         case changed: {
-            const auto* r = rows_.data() + (entered_.size() + refreshed_.size() + in_changed++) * width;
-            push(entry{e.index, e.generation, tick, e.tick}, r, values, r);
+            entry updated{e.index, e.generation, tick, e.tick};
+            updated.values =
+                new_row(updated, rows_.data() + (entered_.size() + refreshed_.size() + in_changed++) * width);
+            updated.before = e.values;
+            pool_.retain(updated.before);
+            next.entries[count++] = updated;
             break;
         }
-        default:
-            reference_of(p);
-            push(entry{e.index, e.generation, tick, e.tick}, reference_.data(), values, reference_.data());
+        default: {
+            const auto* reference = reference_of(e);
+            if (reference == pool_.row(e.values) || layout_.equal(reference, pool_.row(e.values))) {
+                // Its reference is its last value: it keeps that value and its tick (showing it), and
+                // forgets the value before, which no reference will use.
+                auto same = e;
+                same.previous = no_tick;
+                same.before = row_pool::none;
+                same.shown = row_pool::none;
+                pool_.retain(same.values);
+                next.entries[count++] = same;
+            } else {
+                // It moved as predicted: its reference is its new last value.
+                entry moved{e.index, e.generation, tick, e.tick};
+                moved.values = new_row(moved, reference);
+                moved.before = e.values;
+                pool_.retain(moved.before);
+                next.entries[count++] = moved;
+            }
             break;
         }
-    }
-    enter_until(0xFFFFFFFFU, true);
-    for (std::size_t i = 0; i < next.entries.size(); ++i) {
-        if (layout_.empty(next.shown.data() + i * width)) {
-            return refuse(errc::inconsistent_delta, "an entity of the view has no component", false);
         }
     }
-    next.checksum = checksum_of(next);
+    if (consistent) {
+        enter_until(0xFFFFFFFFU, true);
+    }
+    next.entries.resize(count);
+    if (!consistent) {
+        release(next);
+        return refuse(errc::inconsistent_delta, "an entity enters a view that holds it", false);
+    }
+    next.checksum = 0;
+    for (const auto& e : next.entries) {
+        next.checksum += pool_.term(e.shown_slot());
+    }
     if (next.checksum != expected) {
+        release(next);
         return refuse(errc::checksum_mismatch,
                       "view of tick " + std::to_string(tick) + " differs from the server's (checksum)", true);
     }
@@ -435,15 +480,18 @@ result<applied_snapshot> view_mirror::apply(const v1::ViewSnapshot& s) {
     // beyond the depth. Dropped frames' buffers are reused.
     frame spare;
     frames_.push_back(std::move(next));
+    const auto drop_front = [&] {
+        release(frames_.front());
+        spare = std::move(frames_.front());
+        frames_.pop_front();
+    };
     if (base_tick) {
         while (!frames_.empty() && frames_.front().tick < *base_tick) {
-            spare = std::move(frames_.front());
-            frames_.pop_front();
+            drop_front();
         }
     }
     while (frames_.size() > options_.depth) {
-        spare = std::move(frames_.front());
-        frames_.pop_front();
+        drop_front();
     }
     scratch_ = std::move(spare);
     columns_valid_ = false;
@@ -468,7 +516,6 @@ void view_mirror::write_row(entity local, const std::uint32_t* before, const std
 }
 
 void view_mirror::update_registry(const frame* from, const frame& to, applied_snapshot& report) {
-    const auto width = layout_.width();
     if (!to.entries.empty() && to.entries.back().index >= locals_.size()) {
         locals_.resize(std::size_t{to.entries.back().index} + 1, null_entity);
         local_generations_.resize(locals_.size(), 0);
@@ -507,18 +554,23 @@ void view_mirror::update_registry(const frame* from, const frame& to, applied_sn
         if (old_index < new_index) {
             destroy(old_entries[i++]);
         } else if (new_index < old_index) {
-            create(to.entries[j], to.shown.data() + j * width);
+            create(to.entries[j], pool_.row(to.entries[j].shown_slot()));
             ++j;
         } else if (old_entries[i].generation != to.entries[j].generation) {
             destroy(old_entries[i++]);
-            create(to.entries[j], to.shown.data() + j * width);
+            create(to.entries[j], pool_.row(to.entries[j].shown_slot()));
             ++j;
         } else {
-            const auto* before = from->shown.data() + i * width;
-            const auto* after = to.shown.data() + j * width;
-            if (!layout_.equal(before, after)) {
-                write_row(locals_[to.entries[j].index], before, after);
-                ++report.components_written;
+            // The same slot is the same row: most entities, at the cost of one compare.
+            const auto before_slot = old_entries[i].shown_slot();
+            const auto after_slot = to.entries[j].shown_slot();
+            if (before_slot != after_slot) {
+                const auto* before = pool_.row(before_slot);
+                const auto* after = pool_.row(after_slot);
+                if (!layout_.equal(before, after)) {
+                    write_row(locals_[to.entries[j].index], before, after);
+                    ++report.components_written;
+                }
             }
             ++i;
             ++j;
@@ -536,7 +588,6 @@ void view_mirror::to_state(replicated_state& out) const {
         return;
     }
     const auto& f = frames_.back();
-    const auto width = layout_.width();
     out.tick = f.tick;
     out.checksum = f.checksum;
     out.server_time_us = f.server_time_us;
@@ -548,9 +599,9 @@ void view_mirror::to_state(replicated_state& out) const {
     for (std::size_t c = 0; c < schema_->size(); ++c) {
         auto& component = out.components[c];
         ids.clear();
-        for (std::size_t i = 0; i < f.entries.size(); ++i) {
-            if (row_layout::has(f.shown.data() + i * width, c)) {
-                ids.push_back(f.entries[i].index);
+        for (const auto& e : f.entries) {
+            if (row_layout::has(pool_.row(e.shown_slot()), c)) {
+                ids.push_back(e.index);
             }
         }
         component.ids_are_entities = ids.size() == f.entries.size();
@@ -561,8 +612,8 @@ void view_mirror::to_state(replicated_state& out) const {
             auto& column = component.fields[fi];
             column.resize(ids.size());
             std::size_t k = 0;
-            for (std::size_t i = 0; i < f.entries.size(); ++i) {
-                const auto* row = f.shown.data() + i * width;
+            for (const auto& e : f.entries) {
+                const auto* row = pool_.row(e.shown_slot());
                 if (row_layout::has(row, c)) {
                     column.set(k++, row[layout_.offset(c) + fi]);
                 }

@@ -1,7 +1,9 @@
 // The ecsnet-bots binary (issue 7), run as a process against a server on 127.0.0.1:
 // - the issue's end-to-end test: `ecsnet-bots --clients 50 --duration 5` exits 0, and its JSON report says
 //   50 clients reached and zero desyncs (with the issue's keys present);
-// - nothing listening on the port: a non-zero exit, a summary that says why, and a report saying so;
+// - nothing listening on the port: a non-zero exit, a summary that says why, and a report saying so (over
+//   TCP: refused; over UDP: no answer within --connect-timeout);
+// - --thin besides --clients, with a simulated latency: exit 0, the thin bots counted apart in the report;
 // - bad arguments exit 2; --help exits 0 and says the duration counts from the end of the ramp.
 
 #include <chrono>
@@ -137,8 +139,8 @@ TEST(BotsCli, FiftyBotsForFiveSecondsExitZeroWithFiftyReachedAndNoDesync) {
 TEST(BotsCli, NoServerOnThePortExitsNonZeroAndSaysWhy) {
     const auto port = ecsnet::client::testing::unused_port();
     const auto report = report_path("bots_cli_refused");
-    const auto result = run_process({ECSNET_BOTS_BINARY, "--port", std::to_string(port), "--clients", "5",
-                                     "--duration", "30", "--report", report.string()},
+    const auto result = run_process({ECSNET_BOTS_BINARY, "--transport", "tcp", "--port", std::to_string(port),
+                                     "--clients", "5", "--duration", "30", "--report", report.string()},
                                     30s);
     EXPECT_EQ(result.exit_code, 1) << result.out << result.err;
     EXPECT_LT(result.seconds, 10.0) << "ends when every bot has failed, not after the 30 s planned";
@@ -154,16 +156,68 @@ TEST(BotsCli, NoServerOnThePortExitsNonZeroAndSaysWhy) {
     std::filesystem::remove(report);
 }
 
+// Over UDP nobody refuses a datagram: the bots give up after the connect timeout, saying so.
+TEST(BotsCli, NoServerOverUdpExitsNonZeroWithinTheConnectTimeout) {
+    const auto port = ecsnet::client::testing::unused_port();
+    const auto result = run_process({ECSNET_BOTS_BINARY, "--port", std::to_string(port), "--clients", "2",
+                                     "--thin", "2", "--connect-timeout", "0.5", "--duration", "30"},
+                                    30s);
+    EXPECT_EQ(result.exit_code, 1) << result.out << result.err;
+    EXPECT_LT(result.seconds, 10.0);
+    EXPECT_NE(result.out.find("2 of 2 bots failed to connect (connect_failed 2)"), std::string::npos)
+        << result.out;
+    EXPECT_NE(result.out.find("2 of 2 thin bots failed to connect"), std::string::npos) << result.out;
+    EXPECT_NE(result.out.find("request_timed_out"), std::string::npos) << result.out;
+}
+
+// --thin besides --clients, with the simulator: the run passes and the report counts the thin bots apart.
+TEST(BotsCli, ThinBotsRunBesidesFullOnes) {
+    ecsnet::client::testing::test_server server{200};
+    const auto report = report_path("bots_cli_thin");
+    const auto result =
+        run_process({ECSNET_BOTS_BINARY, "--port", std::to_string(server.port()), "--clients", "5", "--thin",
+                     "20", "--duration", "3", "--sim-latency-ms", "5", "--report", report.string()},
+                    60s);
+    ASSERT_EQ(result.exit_code, 0) << result.out << result.err;
+    EXPECT_NE(result.out.find("connected 5/5 (thin 20/20)"), std::string::npos) << result.out;
+    const auto row = result.out.find("thin bots reached");
+    ASSERT_NE(row, std::string::npos) << result.out;
+    EXPECT_EQ(result.out.substr(row, result.out.find('\n', row) - row).find("20 / 20") == std::string::npos,
+              false)
+        << result.out;
+    const auto json = parse_report(report);
+    const auto& f = json.fields();
+    EXPECT_EQ(f.at("clients_reached").number_value(), 5.0);
+    const auto& thin = f.at("thin").struct_value().fields();
+    EXPECT_EQ(thin.at("clients_reached").number_value(), 20.0);
+    EXPECT_EQ(thin.at("dropped").number_value(), 0.0);
+    EXPECT_GT(thin.at("snapshots_acked").number_value(), 20.0 * 30.0);
+    EXPECT_GT(thin.at("latency_ms").struct_value().fields().at("p50").number_value(), 5.0)
+        << "the simulated latency";
+    const auto& parameters = f.at("parameters").struct_value().fields();
+    EXPECT_EQ(parameters.at("transport").string_value(), "udp");
+    EXPECT_EQ(parameters.at("thin").number_value(), 20.0);
+    EXPECT_EQ(parameters.at("simulator").struct_value().fields().at("latency_ms").number_value(), 5.0);
+    std::filesystem::remove(report);
+}
+
 TEST(BotsCli, BadArgumentsExitTwoAndHelpExplainsTheDuration) {
     const auto bad = run_process({ECSNET_BOTS_BINARY, "--behaviour", "fly"}, 10s);
     EXPECT_EQ(bad.exit_code, 2) << bad.out << bad.err;
     const auto zero = run_process({ECSNET_BOTS_BINARY, "--clients", "0"}, 10s);
     EXPECT_EQ(zero.exit_code, 2) << zero.out << zero.err;
+    const auto quic = run_process({ECSNET_BOTS_BINARY, "--transport", "quic"}, 10s);
+    EXPECT_EQ(quic.exit_code, 2) << quic.out << quic.err;
+    const auto simulated_tcp =
+        run_process({ECSNET_BOTS_BINARY, "--transport", "tcp", "--sim-loss", "0.1"}, 10s);
+    EXPECT_EQ(simulated_tcp.exit_code, 2) << simulated_tcp.out << simulated_tcp.err;
     const auto help = run_process({ECSNET_BOTS_BINARY, "--help"}, 10s);
     EXPECT_EQ(help.exit_code, 0);
     EXPECT_NE(help.out.find("END of the ramp"), std::string::npos) << help.out;
-    for (const char* flag : {"--host", "--port", "--clients", "--ramp", "--duration", "--behaviour", "--seed",
-                             "--report", "--threads", "--name-prefix", "--quiet"}) {
+    for (const char* flag :
+         {"--host", "--port", "--clients", "--ramp", "--duration", "--behaviour", "--seed", "--report",
+          "--threads", "--name-prefix", "--quiet", "--transport", "--thin", "--token-file", "--sim-loss",
+          "--sim-latency-ms", "--sim-jitter-ms", "--sim-duplicate", "--sim-reorder"}) {
         EXPECT_NE(help.out.find(flag), std::string::npos) << flag;
     }
 }

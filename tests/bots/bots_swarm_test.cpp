@@ -6,7 +6,9 @@
 // - no server on the port, a full server, a server that stops, one that welcomes and then goes silent, one
 //   that never welcomes, one whose snapshots lie about their checksum: each ends with the right counts, a
 //   clear reason, a failed verdict, and in bounded time;
-// - an interruption ends the run early.
+// - an interruption ends the run early;
+// - thin bots (alone, or besides full ones) are welcomed, ack, and are counted apart; bots under the
+//   network simulator stay exact; bots connect with the tokens they are given.
 
 #include <atomic>
 #include <chrono>
@@ -15,8 +17,11 @@
 #include <string>
 #include <thread>
 
+#include <google/protobuf/struct.pb.h>
+#include <google/protobuf/util/json_util.h>
 #include <gtest/gtest.h>
 
+#include "../client/udp_fake_server.hpp"
 #include "../server/server_support.hpp"
 #include "bots_fakes.hpp"
 #include "ecsnet/bots/swarm.hpp"
@@ -30,8 +35,12 @@ using client::testing::test_server;
 
 using steady = std::chrono::steady_clock;
 
-swarm_options quick_options(std::uint16_t port, std::size_t clients, double duration) {
+// Over UDP, the default (the real server runs with --insecure-dev: the bots make their own tokens); the
+// fakes of bots_fakes.hpp speak TCP.
+swarm_options quick_options(std::uint16_t port, std::size_t clients, double duration,
+                            client::transport_kind transport = client::transport_kind::udp) {
     swarm_options o;
+    o.transport = transport;
     o.host = "127.0.0.1";
     o.port = port;
     o.clients = clients;
@@ -72,9 +81,11 @@ std::optional<arena::Transform> avatar(test_server& server, const std::string& n
     return e == null_entity ? std::nullopt : server.transform_of(e);
 }
 
-TEST(BotsSwarm, WanderingBotsAreAllWelcomedNeverDesyncAndMoveTheirAvatars) {
+class BotsSwarmOver : public ::testing::TestWithParam<client::transport_kind> {};
+
+TEST_P(BotsSwarmOver, WanderingBotsAreAllWelcomedNeverDesyncAndMoveTheirAvatars) {
     test_server server{300};
-    auto options = quick_options(server.port(), 20, 3.0);
+    auto options = quick_options(server.port(), 20, 3.0, GetParam());
     options.quiet = false;
     auto running = std::async(std::launch::async, [&] { return run(options); });
     std::this_thread::sleep_for(1500ms);
@@ -122,6 +133,10 @@ TEST(BotsSwarm, WanderingBotsAreAllWelcomedNeverDesyncAndMoveTheirAvatars) {
         [&] { return server.server().metrics().disconnects.with("CLIENT_QUIT").value() == 20U; }, 3000ms));
 }
 
+INSTANTIATE_TEST_SUITE_P(Transports, BotsSwarmOver,
+                         ::testing::Values(client::transport_kind::tcp, client::transport_kind::udp),
+                         client::testing::transport_name);
+
 TEST(BotsSwarm, IdleBotsSendNoInputAndTheirAvatarsStay) {
     test_server server{100};
     auto options = quick_options(server.port(), 5, 2.0);
@@ -157,7 +172,7 @@ TEST(BotsSwarm, TheRampSpreadsConnectsAndTheDurationCountsFromItsEnd) {
 }
 
 TEST(BotsSwarm, NoServerEndsAtOnceWithConnectFailures) {
-    auto options = quick_options(client::testing::unused_port(), 8, 30.0);
+    auto options = quick_options(client::testing::unused_port(), 8, 30.0, client::transport_kind::tcp);
     const auto result = run(options);
     const auto& r = result.report;
     EXPECT_FALSE(r.passed());
@@ -168,6 +183,17 @@ TEST(BotsSwarm, NoServerEndsAtOnceWithConnectFailures) {
     EXPECT_NE(failures(r).find("8 of 8 bots failed to connect"), std::string::npos) << failures(r);
     EXPECT_NE(result.log.find("connect failure: bot-0: connect_failed"), std::string::npos) << result.log;
     EXPECT_LT(result.seconds, 5.0) << "not the 30 s planned";
+}
+
+TEST(BotsSwarm, NoServerOverUdpEndsWithinTheConnectTimeout) {
+    auto options = quick_options(client::testing::unused_port(), 4, 30.0);
+    options.connect_timeout = 500ms;
+    const auto result = run(options);
+    const auto& r = result.report;
+    EXPECT_EQ(r.ended_by, run_end::all_bots_ended);
+    EXPECT_EQ(r.connect_failure_reasons.at("connect_failed"), 4U);
+    EXPECT_NE(failures(r).find("request_timed_out"), std::string::npos) << failures(r);
+    EXPECT_LT(result.seconds, 3.0);
 }
 
 TEST(BotsSwarm, AFullServerRefusesSomeBots) {
@@ -206,7 +232,7 @@ TEST(BotsSwarm, AServerThatStopsDropsEveryBotAndEndsTheRun) {
 
 TEST(BotsSwarm, ASilentServerIsReportedAsStalled) {
     bots::testing::scripted_server silent{bots::testing::welcome_only_script()};
-    auto options = quick_options(silent.port(), 4, 20.0);
+    auto options = quick_options(silent.port(), 4, 20.0, client::transport_kind::tcp);
     options.stall_timeout = 1000ms;
     const auto result = run(options);
     const auto& r = result.report;
@@ -223,7 +249,7 @@ TEST(BotsSwarm, ASilentServerIsReportedAsStalled) {
 
 TEST(BotsSwarm, NoWelcomeIsAHandshakeTimeout) {
     client::testing::fake_server mute; // accepts, never writes
-    auto options = quick_options(mute.port(), 3, 20.0);
+    auto options = quick_options(mute.port(), 3, 20.0, client::transport_kind::tcp);
     options.handshake_timeout = 500ms;
     const auto result = run(options);
     const auto& r = result.report;
@@ -235,7 +261,7 @@ TEST(BotsSwarm, NoWelcomeIsAHandshakeTimeout) {
 
 TEST(BotsSwarm, ASnapshotWithAWrongChecksumIsADesyncLoggedWithItsTick) {
     bots::testing::scripted_server liar{bots::testing::lying_script()};
-    auto options = quick_options(liar.port(), 3, 1.5);
+    auto options = quick_options(liar.port(), 3, 1.5, client::transport_kind::tcp);
     const auto result = run(options);
     const auto& r = result.report;
     EXPECT_FALSE(r.passed());
@@ -263,6 +289,102 @@ TEST(BotsSwarm, AnInterruptionEndsTheRunEarly) {
     EXPECT_EQ(result.report.clients_reached, 4U);
     EXPECT_EQ(result.report.dropped, 0U) << "closing at the end is no drop";
     EXPECT_LT(result.seconds, 4.0);
+}
+
+// Thin bots besides full ones: acked headers, latencies and disconnects of their own, no mirror.
+TEST(BotsSwarm, ThinBotsAckWithoutMirroringAndAreCountedApart) {
+    test_server server{300};
+    auto options = quick_options(server.port(), 3, 2.0);
+    options.thin = 12;
+    auto running = std::async(std::launch::async, [&] { return run(options); });
+    std::this_thread::sleep_for(1000ms);
+    const auto connected = server.server().call([&] { return server.server().clients().size(); });
+    const auto result = running.get();
+    const auto& r = result.report;
+    EXPECT_TRUE(r.passed()) << failures(r) << result.log;
+    EXPECT_EQ(connected, 15U) << "full and thin bots are all the server's clients";
+    EXPECT_EQ(r.clients_requested, 3U);
+    EXPECT_EQ(r.clients_reached, 3U);
+    EXPECT_EQ(r.latency.samples, r.snapshots_applied) << "the full bots' latencies only";
+    EXPECT_EQ(r.thin.clients_requested, 12U);
+    EXPECT_EQ(r.thin.clients_reached, 12U);
+    EXPECT_EQ(r.thin.connect_failures, 0U);
+    EXPECT_EQ(r.thin.dropped, 0U);
+    EXPECT_EQ(r.thin.desyncs, 0U);
+    EXPECT_GT(r.thin.snapshots_applied, 12U * 15U) << "headers acked";
+    EXPECT_EQ(r.thin.latency.samples, r.thin.snapshots_applied);
+    EXPECT_GT(r.thin.latency.max_ms, 0.0);
+    EXPECT_GT(r.thin.snapshots_per_second.median, 5.0);
+    EXPECT_GT(r.thin.bytes_in_per_second.median, 1000.0);
+    EXPECT_GT(r.thin.inputs_sent, 0U) << "thin bots send their behaviour's inputs too";
+    google::protobuf::Struct json;
+    ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(to_json(r), &json).ok());
+    const auto& thin = json.fields().at("thin").struct_value().fields();
+    EXPECT_EQ(thin.at("clients_requested").number_value(), 12.0);
+    EXPECT_EQ(thin.at("clients_reached").number_value(), 12.0);
+    EXPECT_EQ(thin.at("latency_ms").struct_value().fields().at("samples").number_value(),
+              static_cast<double>(r.thin.snapshots_applied));
+    EXPECT_EQ(json.fields().at("parameters").struct_value().fields().at("thin").number_value(), 12.0);
+    EXPECT_TRUE(client::testing::wait_until(
+        [&] { return server.server().metrics().disconnects.with("CLIENT_QUIT").value() == 15U; }, 3000ms));
+}
+
+TEST(BotsSwarm, ThinBotsAloneMakeARun) {
+    test_server server{100};
+    auto options = quick_options(server.port(), 0, 1.0);
+    options.thin = 5;
+    const auto result = run(options);
+    const auto& r = result.report;
+    EXPECT_TRUE(r.passed()) << failures(r) << result.log;
+    EXPECT_EQ(r.clients_requested, 0U);
+    EXPECT_EQ(r.thin.clients_reached, 5U);
+    EXPECT_GT(r.thin.snapshots_applied, 5U * 10U);
+}
+
+// The simulator on every bot's socket: losses and resends, yet every applied snapshot is exact.
+TEST(BotsSwarm, UnderTheSimulatorBotsStayExact) {
+    test_server server{200};
+    auto options = quick_options(server.port(), 6, 2.0);
+    options.simulator.loss = 0.05;
+    options.simulator.latency = 10ms;
+    options.simulator.jitter = 2ms;
+    options.simulator.reorder = 0.02;
+    const auto result = run(options);
+    const auto& r = result.report;
+    EXPECT_TRUE(r.passed()) << failures(r) << result.log;
+    EXPECT_EQ(r.desyncs, 0U);
+    EXPECT_GT(r.packets_sent, 6U * 30U);
+    EXPECT_GT(r.packets_lost, 0U) << "5% of the bots' packets lost";
+    EXPECT_GT(r.latency.p50_ms, 10.0) << "the simulated latency is in the update latency";
+}
+
+// Tokens from a file (swarm_options::tokens): each bot connects with its own; without them, development
+// tokens that a server with its own key ignores.
+TEST(BotsSwarm, EachBotConnectsWithItsToken) {
+    client::testing::udp_fake_settings settings;
+    settings.private_key = transport::generate_key();
+    client::testing::udp_fake_server fake{settings};
+    auto options = quick_options(fake.port(), 2, 1.0);
+    options.thin = 1;
+    for (std::uint64_t i = 0; i < 3; ++i) {
+        transport::token_params params;
+        params.protocol_id = client::default_protocol_id;
+        params.client_id = 100 + i;
+        params.server_addresses = {fake.address()};
+        options.tokens.push_back(transport::to_base64(*transport::issue_token(params, settings.private_key)));
+    }
+    const auto with_tokens = run(options);
+    EXPECT_EQ(with_tokens.report.clients_reached, 2U) << failures(with_tokens.report) << with_tokens.log;
+    EXPECT_EQ(with_tokens.report.thin.clients_reached, 1U);
+    EXPECT_EQ(with_tokens.report.desyncs, 0U);
+
+    options.tokens.clear();
+    options.connect_timeout = 500ms;
+    const auto without = run(options);
+    EXPECT_EQ(without.report.clients_reached, 0U);
+    EXPECT_EQ(without.report.connect_failure_reasons.at("connect_failed"), 2U);
+    EXPECT_NE(failures(without.report).find("request_timed_out"), std::string::npos)
+        << failures(without.report);
 }
 
 } // namespace

@@ -1,7 +1,7 @@
-// Every way a connection ends reaches the client with its reason: the server's Disconnect (SHUTDOWN on
+// Every way a TCP connection ends reaches the client with its reason: the server's Disconnect (SHUTDOWN on
 // stop, SCHEMA_MISMATCH on a client with another schema), and what the client decides itself (connection
 // refused, no welcome in time, a silent server, bad bytes, a welcome with another schema). Bad bytes from
-// a server never crash the client.
+// a server never crash the client. (The same over UDP: client_udp_test.cpp.)
 
 #include <chrono>
 #include <cstdint>
@@ -42,9 +42,9 @@ const proto::schema& narrow_yaw_schema() {
     return instance;
 }
 
+// Over TCP: the fake servers here speak raw TCP bytes (client_udp_test.cpp has the UDP side).
 client_options quick(const std::string& name) {
-    client_options options;
-    options.name = name;
+    auto options = over(ecsnet::client::transport_kind::tcp, name);
     options.connect_timeout = 2000ms;
     options.handshake_timeout = 2000ms;
     return options;

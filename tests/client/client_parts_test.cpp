@@ -1,5 +1,6 @@
 // The client's small parts: the sliding-window rate meter (randomized, against a reference that keeps
-// every event), the server clock estimate, and the disconnect reasons' names and wire mapping.
+// every event), the server clock estimate, the disconnect reasons' names and wire mapping, and the
+// constants the UDP mapping relies on (the protocol id, the largest input a redundant message holds).
 
 #include <cctype>
 #include <chrono>
@@ -10,9 +11,15 @@
 
 #include <gtest/gtest.h>
 
+#include <ecsnet/server/options.hpp>
+#include <ecsnet/transport/disconnect_code.hpp>
+#include <ecsnet/transport/link_config.hpp>
+
+#include "ecsnet/client/client_options.hpp"
 #include "ecsnet/client/disconnect.hpp"
 #include "ecsnet/client/rate_meter.hpp"
 #include "ecsnet/client/server_clock.hpp"
+#include "ecsnet/v1/envelope.pb.h"
 
 namespace {
 
@@ -141,6 +148,39 @@ TEST(ClientParts, DisconnectReasonsMapToTheWire) {
     }
     EXPECT_EQ(ecsnet::client::to_string(disconnect_reason::connect_failed), "connect_failed");
     EXPECT_EQ(ecsnet::client::to_string(ecsnet::client::client_state::connected), "connected");
+}
+
+TEST(ClientParts, TheTransportsDisconnectCodesAreTheWireReasons) {
+    namespace code = ecsnet::transport::disconnect_code;
+    EXPECT_EQ(ecsnet::client::from_wire(static_cast<ecsnet::v1::DisconnectReason>(code::client_quit)),
+              disconnect_reason::client_quit);
+    EXPECT_EQ(ecsnet::client::from_wire(static_cast<ecsnet::v1::DisconnectReason>(code::shutdown)),
+              disconnect_reason::shutdown);
+    EXPECT_EQ(ecsnet::client::from_wire(static_cast<ecsnet::v1::DisconnectReason>(code::timeout)),
+              disconnect_reason::timeout);
+    EXPECT_EQ(ecsnet::client::from_wire(static_cast<ecsnet::v1::DisconnectReason>(code::slow_consumer)),
+              disconnect_reason::slow_consumer);
+}
+
+TEST(ClientParts, TheDefaultProtocolIdIsTheServers) {
+    EXPECT_EQ(ecsnet::client::default_protocol_id, ecsnet::server::default_protocol_id);
+    EXPECT_EQ(ecsnet::client::client_options{}.protocol_id, ecsnet::server::default_protocol_id);
+    EXPECT_EQ(ecsnet::client::client_options{}.transport, ecsnet::client::transport_kind::udp);
+    EXPECT_FALSE(ecsnet::client::client_options{}.simulator.enabled());
+}
+
+// The largest Input the SDK lets through over UDP fits a redundant-channel message whatever its tick and
+// sequence (the largest varints), and one byte more might not.
+TEST(ClientParts, TheLargestUdpInputFitsARedundantMessage) {
+    const auto limit = ecsnet::transport::link_config{}.max_redundant_message_bytes;
+    ecsnet::v1::Envelope envelope;
+    auto& input = *envelope.mutable_input();
+    input.set_client_tick(UINT32_MAX);
+    input.set_sequence(UINT32_MAX);
+    input.set_payload(std::string(ecsnet::client::max_udp_input_size, 'x'));
+    EXPECT_LE(envelope.ByteSizeLong(), limit);
+    input.set_payload(std::string(ecsnet::client::max_udp_input_size + 1, 'x'));
+    EXPECT_GT(envelope.ByteSizeLong(), limit);
 }
 
 } // namespace

@@ -32,9 +32,10 @@ using namespace std::chrono_literals;
 /// A running server on its own thread; stop() (or the destructor) shuts it down and joins.
 class test_server {
 public:
-    /// relevancy_radius 0: every client sees the whole world; above 0, interest-managed views.
-    explicit test_server(std::size_t npcs = 300, std::uint32_t tick_rate = 30,
-                         float relevancy_radius = 0.0F) {
+    /// relevancy_radius 0: every client sees the whole world; above 0, interest-managed views. key_file
+    /// empty: --insecure-dev (clients make their own tokens); else the studio's key (--key-file).
+    explicit test_server(std::size_t npcs = 300, std::uint32_t tick_rate = 30, float relevancy_radius = 0.0F,
+                         const std::string& key_file = {}) {
         spdlog::set_level(spdlog::level::warn);
         server::server_options options;
         options.bind_address = "127.0.0.1";
@@ -44,7 +45,10 @@ public:
         options.npcs = npcs;
         options.workers = 1;
         options.relevancy_radius = relevancy_radius;
-        options.insecure_dev = true;
+        // TCP and UDP on one port; clients may make their own (development) tokens.
+        options.transport = server::transport_kind::both;
+        options.insecure_dev = key_file.empty();
+        options.key_file = key_file;
         server::arena_options arena;
         arena.npcs = npcs;
         arena.tick_rate = tick_rate;
@@ -111,6 +115,20 @@ private:
     mutable std::mutex mutex_;
     std::map<proto::tick_type, std::uint64_t> checksums_;
 };
+
+/// Client options over `transport`. The tests of what only TCP does (one write in flight, frames, the fake
+/// servers speaking raw TCP bytes) run on TCP; the end-to-end ones on both.
+inline client_options over(transport_kind transport, std::string name = "test-client") {
+    client_options options;
+    options.name = std::move(name);
+    options.transport = transport;
+    return options;
+}
+
+/// For parameterized tests: "tcp", "udp".
+inline std::string transport_name(const ::testing::TestParamInfo<transport_kind>& info) {
+    return info.param == transport_kind::tcp ? "tcp" : "udp";
+}
 
 /// Polls `c` (poll or own_thread mode) until `done()` or `timeout`; returns done().
 inline bool poll_until(client& c, const std::function<bool()>& done,

@@ -1,5 +1,7 @@
 // The client SDK against the real server, in-process on 127.0.0.1: handshake, mirror equal to the server
 // tick by tick, inputs moving the avatar, the three ways to run, stats, reconnection, and the disconnects.
+// Every test runs over both transports (ClientE2E/tcp, ClientE2E/udp: a development token the client makes
+// itself, the server running with --insecure-dev).
 
 #include <atomic>
 #include <chrono>
@@ -23,13 +25,16 @@ using ecsnet::client::client_options;
 using ecsnet::client::client_state;
 using ecsnet::client::disconnect_reason;
 using ecsnet::client::threading;
+using ecsnet::client::transport_kind;
 
-client_options named(const std::string& name, threading mode = threading::poll) {
-    client_options options;
-    options.name = name;
-    options.mode = mode;
-    return options;
-}
+class ClientE2E : public ::testing::TestWithParam<transport_kind> {
+protected:
+    client_options named(const std::string& name, threading mode = threading::poll) const {
+        auto options = over(GetParam(), name);
+        options.mode = mode;
+        return options;
+    }
+};
 
 std::string move_payload(float dir_x, float dir_y, float speed) {
     arena::move_input input;
@@ -45,9 +50,10 @@ std::uint32_t quantized_x(float x) {
 
 // Connects, checks the handshake and the mirror, walks the avatar along x for about a second, stops it, and
 // checks where the server and the mirror both put it. Works in poll and own_thread modes.
-void mirror_and_move(threading mode, const std::string& name) {
+void mirror_and_move(const client_options& options) {
+    const auto& name = options.name;
     test_server server;
-    ecsnet::client::client net{arena::replicated_schema(), named(name, mode)};
+    ecsnet::client::client net{arena::replicated_schema(), options};
     std::vector<applied_record> applied;
     record_applied(net, applied);
     ASSERT_TRUE(net.connect("127.0.0.1", server.port()));
@@ -115,17 +121,17 @@ void mirror_and_move(threading mode, const std::string& name) {
     EXPECT_GE(applied.size() * 10, span * 9) << applied.size() << " of " << span << " ticks";
 }
 
-TEST(ClientE2E, PollModeMirrorsTheServerAndMovesItsAvatar) {
-    mirror_and_move(threading::poll, "poller");
+TEST_P(ClientE2E, PollModeMirrorsTheServerAndMovesItsAvatar) {
+    mirror_and_move(named("poller", threading::poll));
 }
 
-TEST(ClientE2E, OwnThreadModeMirrorsTheServerAndMovesItsAvatar) {
-    mirror_and_move(threading::own_thread, "threaded");
+TEST_P(ClientE2E, OwnThreadModeMirrorsTheServerAndMovesItsAvatar) {
+    mirror_and_move(named("threaded", threading::own_thread));
 }
 
 // Mode 3: twenty clients on one application io_context run by two threads; everything of a client happens
 // on its strand, where the test also reads its mirror.
-TEST(ClientE2E, ManyClientsShareAnApplicationIoContext) {
+TEST_P(ClientE2E, ManyClientsShareAnApplicationIoContext) {
     test_server server{500};
     constexpr std::size_t count = 20;
     asio::io_context io;
@@ -198,7 +204,7 @@ TEST(ClientE2E, ManyClientsShareAnApplicationIoContext) {
     }
 }
 
-TEST(ClientE2E, StatsAreSane) {
+TEST_P(ClientE2E, StatsAreSane) {
     test_server server;
     ecsnet::client::client net{arena::replicated_schema(), named("stats")};
     ASSERT_TRUE(net.connect("127.0.0.1", server.port()));
@@ -209,7 +215,7 @@ TEST(ClientE2E, StatsAreSane) {
     EXPECT_LT(stats.rtt.count(), 500'000);
     EXPECT_GT(stats.rtt_smoothed.count(), 0);
     EXPECT_GE(stats.pings_sent, 2U);
-    EXPECT_GE(stats.pongs_received, 1U);
+    EXPECT_GE(stats.pongs_received, 1U) << "over UDP too: the Pings feed the server clock";
     EXPECT_GT(stats.bytes_received, 2'000U);
     EXPECT_GT(stats.bytes_sent, 100U);
     EXPECT_GT(stats.bytes_in_per_second, 1000.0);
@@ -235,6 +241,18 @@ TEST(ClientE2E, StatsAreSane) {
     EXPECT_GE(server_now, stats.newest_tick_server_time_us - 50'000);
     EXPECT_LT(server_now, stats.newest_tick_server_time_us + 500'000);
     EXPECT_EQ(net.render_time_us() / 1000, (net.server_time_us() - 100'000) / 1000);
+    if (GetParam() == transport_kind::udp) {
+        // The transport's own measures: every packet acked on the loopback.
+        EXPECT_GT(stats.packets_sent, 40U) << "an ack per snapshot";
+        EXPECT_GE(stats.packets_received, stats.snapshots_received);
+        EXPECT_LT(stats.packet_loss, 0.05);
+        EXPECT_GT(stats.rtt_min.count(), 0);
+        EXPECT_LE(stats.rtt_min, stats.rtt_smoothed + stats.rtt_variance);
+        EXPECT_EQ(stats.inputs_overflowed, 0U);
+    } else {
+        EXPECT_EQ(stats.packets_sent, 0U) << "UDP only";
+        EXPECT_EQ(stats.rtt_min.count(), 0) << "UDP only";
+    }
 
     // Interpolating at the render time gives the avatar somewhere (it does not move: exactly where it is).
     const auto sampled = net.sample<Transform>(net.own_entity());
@@ -242,7 +260,7 @@ TEST(ClientE2E, StatsAreSane) {
     EXPECT_EQ(quantized_x(sampled->x), quantized_x(net.registry().get<Transform>(net.own_entity()).x));
 }
 
-TEST(ClientE2E, ReconnectingStartsFromAFullState) {
+TEST_P(ClientE2E, ReconnectingStartsFromAFullState) {
     test_server server;
     ecsnet::client::client net{arena::replicated_schema(), named("again")};
     std::vector<applied_record> applied;
@@ -280,7 +298,7 @@ TEST(ClientE2E, ReconnectingStartsFromAFullState) {
     EXPECT_NE(net.own_entity(), null_entity);
 }
 
-TEST(ClientE2E, DestroyingAConnectedClientTellsTheServer) {
+TEST_P(ClientE2E, DestroyingAConnectedClientTellsTheServer) {
     test_server server;
     for (const auto mode : {threading::poll, threading::own_thread}) {
         {
@@ -297,7 +315,24 @@ TEST(ClientE2E, DestroyingAConnectedClientTellsTheServer) {
     EXPECT_EQ(quits, 2U);
 }
 
-TEST(ClientE2E, OwnThreadModeDropsTheOldestSnapshotsWhenPollIsLate) {
+TEST_P(ClientE2E, ServerStopIsShutdownFromTheServer) {
+    test_server server{100};
+    ecsnet::client::client net{arena::replicated_schema(), named("stopped")};
+    std::vector<ecsnet::client::disconnect_info> endings;
+    net.on_disconnected([&](const ecsnet::client::disconnect_info& info) { endings.push_back(info); });
+    ASSERT_TRUE(net.connect("127.0.0.1", server.port()));
+    ASSERT_TRUE(poll_until(net, [&] { return net.own_entity() != null_entity; }));
+    std::thread stopper{[&] { server.stop(); }};
+    const bool ended = poll_until(net, [&] { return net.state() == client_state::disconnected; });
+    stopper.join();
+    ASSERT_TRUE(ended);
+    EXPECT_EQ(net.disconnect_reason(), disconnect_reason::shutdown) << net.disconnect_message();
+    EXPECT_TRUE(net.last_disconnect().from_server);
+    EXPECT_FALSE(net.disconnect_message().empty());
+    EXPECT_EQ(endings.size(), 1U);
+}
+
+TEST_P(ClientE2E, OwnThreadModeDropsTheOldestSnapshotsWhenPollIsLate) {
     test_server server;
     auto options = named("late", threading::own_thread);
     options.max_pending_snapshots = 4;
@@ -316,18 +351,24 @@ TEST(ClientE2E, OwnThreadModeDropsTheOldestSnapshotsWhenPollIsLate) {
     expect_registry_matches_newest_state(net.mirror());
 }
 
-TEST(ClientE2E, InputsAreRefusedWhenTheyCannotBeSent) {
+TEST_P(ClientE2E, InputsAreRefusedWhenTheyCannotBeSent) {
     test_server server;
     ecsnet::client::client net{arena::replicated_schema(), named("refused")};
     EXPECT_FALSE(net.send_input(move_payload(1, 0, 1))) << "not connected";
     ASSERT_TRUE(net.connect("127.0.0.1", server.port()));
     ASSERT_TRUE(poll_until(net, [&] { return net.state() == client_state::connected; }));
     EXPECT_FALSE(net.send_input(std::string(2000, 'x'))) << "larger than max_input_size";
+    // Over UDP an Input rides the redundant channel (256 bytes a message).
+    const bool udp = GetParam() == transport_kind::udp;
+    EXPECT_EQ(net.send_input(std::string(ecsnet::client::max_udp_input_size + 1, 'x')), !udp);
     EXPECT_TRUE(net.send_input(move_payload(1, 0, 1)));
     poll_for(net, 100ms);
     const auto stats = net.stats();
-    EXPECT_EQ(stats.inputs_refused, 1U) << "connect() reset the counters";
-    EXPECT_EQ(stats.inputs_sent, 1U);
+    EXPECT_EQ(stats.inputs_refused, udp ? 2U : 1U) << "connect() reset the counters";
+    EXPECT_EQ(stats.inputs_sent, udp ? 1U : 2U);
 }
+
+INSTANTIATE_TEST_SUITE_P(Transports, ClientE2E, ::testing::Values(transport_kind::tcp, transport_kind::udp),
+                         transport_name);
 
 } // namespace

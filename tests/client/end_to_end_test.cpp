@@ -1,5 +1,6 @@
 // Issue 6's end-to-end test: a server on 127.0.0.1 (ephemeral port) with 1,000 NPCs and 20 SDK clients for
-// 5 seconds, on one application io_context run by two threads, as a game or the bots would run them.
+// 5 seconds, on one application io_context run by two threads, as a game or the bots would run them; over
+// TCP, and over UDP (development tokens against a server started with --insecure-dev).
 // - every client's mirror equals the server's quantized state at every tick it applied: each applied
 //   state's checksum equals the server's checksum of that tick, and mirror.verify() holds (zero mismatches);
 // - each client received at least 90% of the ticks the server ran while it was connected;
@@ -32,7 +33,10 @@ struct watched_client {
     proto::tick_type joined_tick{};
 };
 
-TEST(EndToEnd, TwentyClientsMirrorTheServerExactlyAndSteerTheirAvatars) {
+// Over both transports (EndToEnd/tcp, EndToEnd/udp).
+class EndToEnd : public ::testing::TestWithParam<ecsnet::client::transport_kind> {};
+
+TEST_P(EndToEnd, TwentyClientsMirrorTheServerExactlyAndSteerTheirAvatars) {
     test_server server{1000};
     constexpr std::size_t count = 20;
     constexpr float speed = 4.0F;
@@ -42,8 +46,7 @@ TEST(EndToEnd, TwentyClientsMirrorTheServerExactlyAndSteerTheirAvatars) {
     std::vector<std::unique_ptr<watched_client>> clients;
     for (std::size_t i = 0; i < count; ++i) {
         auto w = std::make_unique<watched_client>();
-        ecsnet::client::client_options options;
-        options.name = "e2e" + std::to_string(i);
+        auto options = over(GetParam(), "e2e" + std::to_string(i));
         options.interpolation_states = 0;
         w->net = std::make_unique<ecsnet::client::client>(io, arena::replicated_schema(), options);
         auto& c = *w->net;
@@ -134,5 +137,10 @@ TEST(EndToEnd, TwentyClientsMirrorTheServerExactlyAndSteerTheirAvatars) {
         t.join();
     }
 }
+
+INSTANTIATE_TEST_SUITE_P(Transports, EndToEnd,
+                         ::testing::Values(ecsnet::client::transport_kind::tcp,
+                                           ecsnet::client::transport_kind::udp),
+                         transport_name);
 
 } // namespace

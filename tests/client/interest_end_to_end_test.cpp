@@ -28,18 +28,21 @@ using ecsnet::arena::Transform;
 
 constexpr float radius = 120.0F;
 
-ecsnet::client::client_options named(std::string name) {
-    ecsnet::client::client_options options;
-    options.name = std::move(name);
-    options.interpolation_states = 0;
-    return options;
-}
+// Over both transports (InterestEndToEnd/tcp, /udp).
+class InterestEndToEnd : public ::testing::TestWithParam<ecsnet::client::transport_kind> {
+protected:
+    ecsnet::client::client_options named(std::string name) const {
+        auto options = over(GetParam(), std::move(name));
+        options.interpolation_states = 0;
+        return options;
+    }
+};
 
 struct removal_counter {
     std::map<proto::removal_reason, std::size_t> by_reason;
 };
 
-TEST(InterestEndToEnd, ClientsMirrorOnlyWhatIsNearAndEverythingTheyMirrorIsExact) {
+TEST_P(InterestEndToEnd, ClientsMirrorOnlyWhatIsNearAndEverythingTheyMirrorIsExact) {
     test_server server{3000, 30, radius};
     ecsnet::client::client walker{arena::replicated_schema(), named("walker")};
     ecsnet::client::client watcher{arena::replicated_schema(), named("watcher")};
@@ -100,7 +103,7 @@ TEST(InterestEndToEnd, ClientsMirrorOnlyWhatIsNearAndEverythingTheyMirrorIsExact
     EXPECT_EQ(walker.stats().snapshots_refused, 0U);
 }
 
-TEST(InterestEndToEnd, ABudgetTooSmallForTheOwnAvatarIsRefusedAtConnect) {
+TEST_P(InterestEndToEnd, ABudgetTooSmallForTheOwnAvatarIsRefusedAtConnect) {
     test_server server{200, 30, radius};
     auto options = named("starved");
     options.max_receive_kbps = 1; // 4 bytes a tick
@@ -111,7 +114,7 @@ TEST(InterestEndToEnd, ABudgetTooSmallForTheOwnAvatarIsRefusedAtConnect) {
     EXPECT_NE(c.disconnect_message().find("kbps"), std::string::npos) << c.disconnect_message();
 }
 
-TEST(InterestEndToEnd, AThinClientAcksWithoutMirroringAndKeepsReceiving) {
+TEST_P(InterestEndToEnd, AThinClientAcksWithoutMirroringAndKeepsReceiving) {
     test_server server{1000, 30, radius};
     auto options = named("thin");
     options.thin = true;
@@ -126,6 +129,19 @@ TEST(InterestEndToEnd, AThinClientAcksWithoutMirroringAndKeepsReceiving) {
     ASSERT_EQ(infos.size(), 1U);
     ASSERT_TRUE(infos[0].acked.has_value());
     EXPECT_GT(*infos[0].acked, 20U);
+    // on_snapshot reports each acked header.
+    std::size_t reported = 0;
+    c.on_snapshot([&](const proto::applied_snapshot& header) {
+        EXPECT_GT(header.server_time_us, 0U);
+        ++reported;
+    });
+    poll_for(c, 300ms);
+    EXPECT_GT(reported, 3U);
 }
+
+INSTANTIATE_TEST_SUITE_P(Transports, InterestEndToEnd,
+                         ::testing::Values(ecsnet::client::transport_kind::tcp,
+                                           ecsnet::client::transport_kind::udp),
+                         transport_name);
 
 } // namespace

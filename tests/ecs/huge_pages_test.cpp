@@ -6,6 +6,7 @@
 #include <limits>
 #include <new>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -91,6 +92,52 @@ TEST(HugePages, AVectorKeepsItsElementsAcrossTheThreshold) {
     }
     EXPECT_TRUE(ecsnet::detail::is_huge_block(values.capacity() * sizeof(std::uint32_t)));
 }
+
+#if defined(__linux__) && defined(MADV_FREE)
+// A released range is kept for the next reservation of the same length, writable part included, within the
+// recycler's bounds; clear() gives everything back.
+TEST(HugePages, ReleasedRangesAreReusedForTheSameLength) {
+    using ecsnet::detail::range_recycler;
+    auto& recycler = range_recycler::instance();
+    recycler.clear();
+    const auto length = 4 * huge_page_size;
+    auto range = ecsnet::detail::reserve_range(length);
+    ASSERT_NE(range.first, nullptr);
+    EXPECT_TRUE(aligned_to(range.first, huge_page_size));
+    EXPECT_EQ(range.writable, 0U);
+    ASSERT_TRUE(ecsnet::detail::commit_range(range, huge_page_size));
+    std::memset(range.first, 0x5A, huge_page_size); // writable now
+    auto* const first = range.first;
+    ecsnet::detail::release_range(range);
+    EXPECT_EQ(recycler.kept(), (std::pair<std::size_t, std::size_t>{1, huge_page_size}));
+
+    // Another length gets a fresh range; the same length gets the kept one, still writable where it was.
+    const auto other = ecsnet::detail::reserve_range(2 * huge_page_size);
+    EXPECT_NE(other.first, first);
+    auto again = ecsnet::detail::reserve_range(length);
+    EXPECT_EQ(again.first, first);
+    EXPECT_EQ(again.writable, huge_page_size);
+    again.first[huge_page_size - 1] = std::byte{1};
+    EXPECT_EQ(recycler.kept().first, 0U);
+    ASSERT_TRUE(ecsnet::detail::commit_range(again, length));
+    again.first[length - 1] = std::byte{2};
+
+    // Bounded: past max_ranges, released ranges are unmapped.
+    std::vector<ecsnet::detail::reserved_range> many;
+    for (std::size_t i = 0; i < range_recycler::max_ranges + 3; ++i) {
+        many.push_back(ecsnet::detail::reserve_range(huge_page_size));
+    }
+    for (const auto& each : many) {
+        ecsnet::detail::release_range(each);
+    }
+    EXPECT_EQ(recycler.kept().first, range_recycler::max_ranges);
+    ecsnet::detail::release_range(again);
+    ecsnet::detail::release_range(other);
+    EXPECT_EQ(recycler.kept().first, range_recycler::max_ranges);
+    recycler.clear();
+    EXPECT_EQ(recycler.kept(), (std::pair<std::size_t, std::size_t>{0, 0}));
+}
+#endif
 
 TEST(SparseArray, ADenseRunOfPagesMovesIntoOneHugeBlockWithItsSlots) {
     constexpr auto page = paged_sparse_array::page_size;

@@ -230,6 +230,45 @@ TEST(Registry, MoreThanSixtyFourComponentTypes) {
     }
 }
 
+// destroy() lets the pools nobody watches go in one pass and clears the mask at the end; the first watched
+// pool (here Kind<66>, in the second word of bits) hands over to the general path, whose listeners may
+// remove and add components.
+TEST(Registry, DestroyWithUnwatchedPoolsThenAWatchedOneInTheSecondWord) {
+    ecsnet::registry registry;
+    const auto e = registry.create();
+    const auto other = registry.create();
+    emplace_all(registry, e, std::make_integer_sequence<int, 70>{});
+    emplace_all(registry, other, std::make_integer_sequence<int, 70>{});
+    int kind68_destroyed = 0;
+    registry.on_destroy<Kind<66>>().connect([](ecsnet::registry& r, entity who) {
+        r.remove<Kind<68>>(who);
+        r.emplace<Name>(who, "added while dying");
+    });
+    registry.on_destroy<Kind<68>>().connect([&kind68_destroyed](ecsnet::registry& r, entity who) {
+        ++kind68_destroyed;
+        EXPECT_TRUE(r.all_of<Kind<68>>(who));
+    });
+    registry.destroy(e);
+    EXPECT_FALSE(registry.valid(e));
+    EXPECT_EQ(kind68_destroyed, 1);
+    EXPECT_TRUE(registry.storage<Name>().empty());
+    EXPECT_TRUE(has_all(registry, other, std::make_integer_sequence<int, 70>{})); // untouched
+    for (std::size_t i = 0; i < registry.pool_count(); ++i) {
+        EXPECT_FALSE(registry.pool_at(i).contains(e)) << registry.pool_name(i);
+    }
+    // The recycled index starts with no bits at all.
+    const auto reborn = registry.create();
+    ASSERT_EQ(ecsnet::to_index(reborn), ecsnet::to_index(e));
+    EXPECT_TRUE(registry.orphan(reborn));
+    registry.emplace<Kind<1>>(reborn, 1);
+    EXPECT_TRUE(registry.all_of<Kind<1>>(reborn));
+    EXPECT_FALSE((registry.any_of<Kind<0>, Kind<66>>(reborn)));
+    registry.destroy(other); // all unwatched but 66 and 68, which are watched
+    EXPECT_EQ(kind68_destroyed, 2);
+    EXPECT_EQ(registry.storage<Kind<0>>().size(), 0U);
+    EXPECT_EQ(registry.storage<Kind<1>>().size(), 1U);
+}
+
 TEST(Registry, FixedCapacityRegistry) {
     ecsnet::basic_registry<ecsnet::fixed_capacity<3>> registry;
     const auto a = registry.create();

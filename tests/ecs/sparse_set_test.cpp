@@ -2,6 +2,7 @@
 // invariants checked after every operation.
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <map>
 #include <random>
@@ -11,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include <ecsnet/ecs/sparse_set.hpp>
+#include <ecsnet/ecs/storage.hpp>
 #include <ecsnet/ecs/work_queue.hpp>
 
 namespace {
@@ -250,6 +252,124 @@ TEST(SparseSetDifferential, DynamicAgainstStdSetWhilePagesMoveIntoHugeBlocks) {
 
 TEST(SparseSetDifferential, FixedAgainstStdSet) {
     run_differential<ecsnet::sparse_set<ecsnet::fixed_capacity<300>>>(300, 3);
+}
+
+// same_entities_as answers from block stamps once a block was compared (views rely on it to skip comparing
+// aligned pools): against a comparison of the packed arrays, after every kind of change of either pool,
+// asked twice so that the second answer comes from what the first one recorded. Storages of a payload
+// cover the component sorts, which write the packed arrays directly; bare sets, the sets' own sorts.
+template<typename Pool>
+void add(Pool& pool, entity e) {
+    if constexpr (requires { pool.emplace(e, 0U); }) {
+        pool.emplace(e, ecsnet::to_integral(e));
+    } else {
+        pool.push(e);
+    }
+}
+
+template<typename pool_type>
+void run_same_entities_differential(std::uint32_t seed, std::uint32_t index_range) {
+    constexpr std::size_t block = pool_type::block_size;
+    std::mt19937 rng{seed};
+    pool_type lead;
+    pool_type other;
+    const auto chance = [&](int percent) { return std::uniform_int_distribution<int>{0, 99}(rng) < percent; };
+    const auto pick = [&](const pool_type& pool) {
+        return pool[std::uniform_int_distribution<std::size_t>{0, pool.size() - 1}(rng)];
+    };
+    const auto fill_both = [&](std::size_t count) {
+        for (std::size_t i = 0; i < count; ++i) {
+            const auto e = make(std::uniform_int_distribution<std::uint32_t>{0, index_range - 1}(rng));
+            if (!lead.contains(e) && !other.contains(e)) {
+                add(lead, e);
+                add(other, e);
+            }
+        }
+    };
+    fill_both(index_range / 2);
+    for (int step = 0; step < 3'000; ++step) {
+        // Every block of positions, and a few ranges inside blocks and across them.
+        for (int ask = 0; ask < 2; ++ask) {
+            const auto longest = std::max(lead.size(), other.size());
+            for (std::size_t first = 0; first < longest; first += block) {
+                const auto last = std::min(first + block, longest);
+                // A part of a block first, or the whole block first: only a whole block may be recorded.
+                const std::pair whole{first, last};
+                const auto a = std::uniform_int_distribution<std::size_t>{first, last}(rng);
+                const auto b = std::uniform_int_distribution<std::size_t>{a, last}(rng);
+                const auto shape = std::uniform_int_distribution<int>{0, 2}(rng); // a head, a tail, a middle
+                const std::pair part{shape == 0 ? first : a, shape == 1 ? last : b};
+                for (const auto& [from, to] :
+                     (step + ask) % 2 == 0 ? std::array{whole, part} : std::array{part, whole}) {
+                    const bool same = to <= lead.size() && to <= other.size() &&
+                                      std::equal(lead.begin() + from, lead.begin() + std::max(from, to),
+                                                 other.begin() + from);
+                    ASSERT_EQ(other.same_entities_as(lead, from, to), same)
+                        << "step " << step << ", positions " << from << " to " << to;
+                }
+            }
+        }
+        const int kind = std::uniform_int_distribution<int>{0, 99}(rng);
+        auto& pool = chance(50) ? lead : other;
+        if (kind < 20) { // the same new entities in both, or in one only
+            fill_both(std::uniform_int_distribution<std::size_t>{1, 5}(rng));
+            if (chance(30)) {
+                const auto e = make(std::uniform_int_distribution<std::uint32_t>{0, index_range - 1}(rng));
+                if (!pool.contains(e)) {
+                    add(pool, e);
+                }
+            }
+        } else if (kind < 40 && !pool.empty()) { // one leaves one pool, or both (swap-and-pop)
+            const auto e = pick(pool);
+            pool.erase(e);
+            if (chance(50)) {
+                lead.remove(e);
+                other.remove(e);
+            }
+        } else if (kind < 55 && pool.size() > 1) { // a single exchange
+            pool.swap_elements(std::uniform_int_distribution<std::size_t>{0, pool.size() - 1}(rng),
+                               std::uniform_int_distribution<std::size_t>{0, pool.size() - 1}(rng));
+        } else if (kind < 70) { // sorts, by payload (raw swaps, then the sparse array) or by entity
+            const ecsnet::sort_options options{
+                static_cast<ecsnet::sort_method>(std::uniform_int_distribution<int>{1, 3}(rng)), chance(50)};
+            const auto salt = static_cast<std::uint32_t>(rng());
+            const auto key = [salt](std::uint32_t value) { return (value * 2654435761U) ^ salt; };
+            constexpr bool has_payload = requires(pool_type & set) {
+                set.raw();
+            };
+            if (has_payload && chance(50)) {
+                if constexpr (has_payload) {
+                    pool.sort([&](std::uint32_t lhs, std::uint32_t rhs) { return key(lhs) < key(rhs); },
+                              options);
+                }
+            } else {
+                pool.sort(
+                    [&](entity lhs, entity rhs) {
+                        return key(ecsnet::to_integral(lhs)) < key(ecsnet::to_integral(rhs));
+                    },
+                    options);
+            }
+            if (chance(30)) { // sorted the same way: the common entities line up again
+                auto& second = &pool == &lead ? other : lead;
+                second.sort_as(pool);
+            }
+        } else if (kind < 90) { // realign: what pools filled together or a sort_as produce
+            other.sort_as(lead);
+        } else if (kind < 93) { // emptied, then refilled in another order
+            std::vector<entity> held(pool.begin(), pool.end());
+            std::shuffle(held.begin(), held.end(), rng);
+            pool.clear();
+            for (const auto e : held) {
+                add(pool, e);
+            }
+        }
+    }
+}
+
+TEST(SparseSet, SameEntitiesAsAgreesWithAComparisonAfterEveryChange) {
+    run_same_entities_differential<ecsnet::storage<std::uint32_t>>(11, 6'000);
+    run_same_entities_differential<ecsnet::storage<std::uint32_t, ecsnet::fixed_capacity<4'000>>>(12, 4'000);
+    run_same_entities_differential<ecsnet::sparse_set<>>(13, 6'000);
 }
 
 TEST(WorkQueue, VisitsInInsertionOrderIncludingWhatItPushes) {

@@ -50,12 +50,14 @@ constexpr bool sanitized = false;
 
 constexpr std::size_t record_depth = 128;
 
-// The world as the test sees it: per tick, every replicated entity's generation and quantized row.
+// The world as the test sees it: per entity index, the versions of its generation and quantized row, each
+// from the tick it took that value (and when it stopped being replicated), kept for the last
+// `record_depth` ticks plus the version before them (an entity a view holds unchanged keeps the tick it
+// got its value at, which may be long ago).
 class world_record {
 public:
     explicit world_record(const row_layout& layout)
-        : layout_{&layout}
-        , ticks_(record_depth) {}
+        : layout_{&layout} {}
 
     struct entry {
         std::uint32_t index;
@@ -66,9 +68,6 @@ public:
     void take(tick_type tick, registry& reg, snapshot_history& history) {
         const auto& s = arena::replicated_schema();
         const auto width = layout_->width();
-        auto& slot = ticks_[tick % record_depth];
-        slot.tick = tick;
-        slot.indices.clear();
         std::vector<entity> alive;
         for (std::size_t c = 0; c < s.size(); ++c) {
             for (const auto e : s.codec(c).pool_entities(reg)) {
@@ -77,55 +76,84 @@ public:
         }
         std::sort(alive.begin(), alive.end(), [](entity a, entity b) { return to_index(a) < to_index(b); });
         alive.erase(std::unique(alive.begin(), alive.end()), alive.end());
-        const std::size_t size = alive.empty() ? 0 : to_index(alive.back()) + 1;
-        slot.generations.assign(size, 0);
-        slot.present.assign(size, 0);
-        slot.rows.assign(size * width, 0);
+        indices_.clear();
+        std::vector<std::uint32_t> row(width);
         std::vector<std::uint32_t> values(width);
+        std::vector<std::uint8_t> seen(versions_.size(), 0);
         for (const auto e : alive) {
             const auto index = to_index(e);
-            auto* row = slot.rows.data() + std::size_t{index} * width;
+            std::fill(row.begin(), row.end(), 0U);
             for (std::size_t c = 0; c < s.size(); ++c) {
                 if (s.codec(c).contained(reg, e)) {
-                    row_layout::set_present(row, c);
+                    row_layout::set_present(row.data(), c);
                     s.codec(c).quantize_one(reg, e, values.data());
-                    std::copy_n(values.begin(), layout_->fields(c), row + layout_->offset(c));
+                    std::copy_n(values.begin(), layout_->fields(c), row.begin() + layout_->offset(c));
                 }
             }
-            slot.present[index] = 1;
-            slot.generations[index] = history.to_net(e).generation;
-            slot.indices.push_back(index);
+            const auto generation = history.to_net(e).generation;
+            if (index >= versions_.size()) {
+                versions_.resize(std::size_t{index} + 1);
+                seen.resize(versions_.size(), 0);
+            }
+            seen[index] = 1;
+            auto& list = versions_[index];
+            if (list.empty() || !list.back().present || list.back().generation != generation ||
+                list.back().row != row) {
+                list.push_back({tick, true, generation, row});
+            }
+            indices_.push_back(index);
         }
+        for (std::size_t index = 0; index < versions_.size(); ++index) {
+            auto& list = versions_[index];
+            if (seen[index] == 0 && !list.empty() && list.back().present) {
+                list.push_back({tick, false, 0, {}});
+            }
+            // Forget what no view can still hold: versions replaced more than record_depth ticks ago.
+            std::size_t stale = 0;
+            while (stale + 1 < list.size() && list[stale + 1].from + record_depth < tick) {
+                ++stale;
+            }
+            if (stale > 0) {
+                list.erase(list.begin(), list.begin() + static_cast<std::ptrdiff_t>(stale));
+            }
+        }
+        newest_ = tick;
     }
 
-    // `index` at `tick`: nothing when the tick is forgotten or the index not replicated then.
+    // `index` at `tick`: nothing when it was not replicated then (or that is forgotten).
     std::optional<entry> at(tick_type tick, std::uint32_t index) const {
-        const auto& slot = ticks_[tick % record_depth];
-        if (slot.tick != tick || index >= slot.present.size() || slot.present[index] == 0) {
+        if (index >= versions_.size() || tick > newest_) {
             return std::nullopt;
         }
-        return entry{index, slot.generations[index],
-                     slot.rows.data() + std::size_t{index} * layout_->width()};
+        const auto& list = versions_[index];
+        // The last version from at most `tick` (versions are in tick order).
+        const auto after = std::upper_bound(list.begin(), list.end(), tick,
+                                            [](tick_type t, const version& v) { return t < v.from; });
+        if (after == list.begin() || !std::prev(after)->present) {
+            return std::nullopt;
+        }
+        const auto& found = *std::prev(after);
+        return entry{index, found.generation, found.row.data()};
     }
 
-    const std::vector<std::uint32_t>& indices(tick_type tick) const {
-        return ticks_[tick % record_depth].indices;
-    }
+    // Sorted indices replicated at the newest tick.
+    const std::vector<std::uint32_t>& indices(tick_type) const { return indices_; }
 
-    bool equal(const std::uint32_t* a, const std::vector<std::uint32_t>& b) const {
+    static bool equal(const std::uint32_t* a, const std::vector<std::uint32_t>& b) {
         return std::equal(b.begin(), b.end(), a);
     }
 
 private:
-    struct slot_type {
-        tick_type tick{no_tick};
-        std::vector<std::uint32_t> indices; // sorted
-        std::vector<std::uint32_t> generations;
-        std::vector<std::uint8_t> present;
-        std::vector<std::uint32_t> rows;
+    struct version {
+        tick_type from;
+        bool present;
+        std::uint32_t generation;
+        std::vector<std::uint32_t> row;
     };
     const row_layout* layout_;
-    std::vector<slot_type> ticks_;
+    std::vector<std::vector<version>> versions_;
+    std::vector<std::uint32_t> indices_;
+    tick_type newest_{};
 };
 
 struct client_sim {
@@ -151,6 +179,7 @@ struct client_sim {
     std::size_t applied{};
     std::size_t refused{};
     tick_type worst_staleness{};
+    std::map<std::uint32_t, tick_type> behind_since; // entities whose shown value differs from the world
     std::size_t max_waiting{};
 };
 
@@ -299,8 +328,12 @@ TEST(ViewDifferential, MirrorsEqualTheReferenceUnderLossBudgetsAndRelevancyChang
                         ASSERT_EQ(shown, reference)
                             << "client " << ci << " entity " << e.index << " at " << t;
                         const auto now = world.at(t, e.index);
+                        // Staleness: since when what it shows has differed from the world.
                         if (now && !world.equal(now->row, shown)) {
-                            c.worst_staleness = std::max(c.worst_staleness, t - e.tick);
+                            const auto since = c.behind_since.emplace(e.index, t).first->second;
+                            c.worst_staleness = std::max(c.worst_staleness, t - since);
+                        } else {
+                            c.behind_since.erase(e.index);
                         }
                     }
                     if (c.budget_per_tick < 0) {

@@ -10,6 +10,7 @@
 #include "ecs/entity.hpp"
 #include "ecs/group.hpp"
 #include "ecs/huge_pages.hpp"
+#include "ecs/huge_vector.hpp"
 #include "ecs/mpmc_queue.hpp"
 #include "ecs/registry.hpp"
 #include "ecs/schedule_error.hpp"

@@ -1,7 +1,9 @@
 #pragma once
 
 // One bot: a real SDK client (client::client on the swarm's io_context, so its own strand and its own
-// mirror), the behaviour steering its avatar, and what it measures.
+// mirror), the behaviour steering its avatar, and what it measures. A thin bot (client_options::thin) has
+// no mirror: it acks each snapshot's header, measures its latency the same way and sends the same inputs
+// (its behaviour cannot see its avatar: wander never turns back from the edge).
 //
 // On every snapshot the SDK applies (the mirror has checked it against the server's checksum), the bot
 // records the update latency: the moment it applied it (this machine's wall clock) minus the server's
@@ -55,6 +57,8 @@ struct swarm_counters {
 /// What a bot measured, as read at one moment.
 struct bot_reading {
     bot_phase phase{bot_phase::waiting};
+    /// A thin bot (no mirror: no desync to find).
+    bool thin{};
     /// The server welcomed it (phase connected, or dropped/closed after a welcome).
     bool welcomed{};
     /// Since its welcome, to the moment of the reading or to its end.
@@ -76,14 +80,21 @@ struct bot_reading {
     std::uint64_t bytes_out{};
     std::uint64_t inputs_sent{};
     std::uint64_t inputs_refused{};
+    /// From the transport (UDP only).
+    std::uint64_t packets_sent{};
+    std::uint64_t packets_lost{};
+    std::uint64_t resends{};
+    std::uint64_t inputs_overflowed{};
     /// Why it ended (phase failed, dropped or closed).
     client::disconnect_info ended;
 };
 
 class bot {
 public:
-    bot(asio::io_context& io, std::size_t index, const swarm_options& options, swarm_counters& counters,
-        event_log& log);
+    /// Bot `index` of its kind: full bots 0..clients-1, thin bots 0..thin-1 (tokens and seeds count the thin
+    /// ones after the full ones).
+    bot(asio::io_context& io, std::size_t index, bool thin, const swarm_options& options,
+        swarm_counters& counters, event_log& log);
     bot(const bot&) = delete;
     bot& operator=(const bot&) = delete;
     ~bot();
@@ -98,7 +109,9 @@ public:
     /// Adds every latency recorded so far to `into`.
     void merge_latency_into(latency_histogram& into) const;
 
+    /// Its position among all the bots of the run (full ones first).
     [[nodiscard]] std::size_t index() const noexcept { return index_; }
+    [[nodiscard]] bool thin() const noexcept { return thin_; }
     [[nodiscard]] const std::string& name() const noexcept { return name_; }
 
 private:
@@ -111,6 +124,7 @@ private:
     void set_phase(bot_phase phase); // with mutex_ held
 
     const std::size_t index_;
+    const bool thin_;
     const std::string name_;
     const std::string host_;
     const std::uint16_t port_;

@@ -6,6 +6,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
+
+#include <ecsnet/client/client_options.hpp>
+#include <ecsnet/transport/sim_config.hpp>
 
 #include "behaviour.hpp"
 
@@ -14,8 +18,18 @@ namespace ecsnet::bots {
 struct swarm_options {
     std::string host{"127.0.0.1"};
     std::uint16_t port{7777};
-    /// Bots to run, each a client::client with its own mirror.
+    /// UDP (the SDK's default: connect tokens, the link's channels) or TCP.
+    client::transport_kind transport{client::transport_kind::udp};
+    /// Full bots to run, each a client::client with its own mirror, checking every snapshot's checksum.
     std::size_t clients{10};
+    /// Thin bots to run besides (client_options::thin): each acks every snapshot's header without
+    /// mirroring, so the server does a full client's work for a fraction of the bots' CPU.
+    std::size_t thin{0};
+    /// Connect tokens (base64), bot i using tokens[i] (the full bots first, then the thin ones); empty: each
+    /// bot makes a development token (UDP; a server started with --insecure-dev) or sends none (TCP).
+    std::vector<std::string> tokens;
+    /// The network simulator on each bot's UDP socket, both ways (its seed mixed with the bot's index).
+    ecsnet::transport::sim_config simulator{};
     /// Connects are spread evenly over this many seconds (0: all at once).
     double ramp_seconds{0.0};
     /// Measured run, counted from the end of the ramp.
@@ -24,7 +38,7 @@ struct swarm_options {
     std::uint64_t seed{1};
     /// Threads running the one io_context every bot lives on.
     std::size_t threads{2};
-    /// Bot i is named "<name_prefix>-<i>" (what the server logs).
+    /// Bot i is named "<name_prefix>-<i>", thin bot i "<name_prefix>-thin-<i>" (what the server logs).
     std::string name_prefix{"bot"};
     /// No progress lines (the final summary is still printed).
     bool quiet{false};
@@ -41,7 +55,7 @@ struct swarm_options {
     std::chrono::milliseconds close_timeout{2000};
 
     /// Extra pass criteria, off at 0: the latency p99 must stay under this many milliseconds, and every
-    /// bot's ticks-applied ratio must reach this.
+    /// bot's ticks-applied ratio must reach this (full and thin bots alike).
     double max_latency_p99_ms{0.0};
     double min_ticks_applied_ratio{0.0};
 

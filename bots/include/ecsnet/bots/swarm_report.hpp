@@ -14,6 +14,8 @@
 //                          while the bot was connected, so overruns do not count against it.
 //   bytes per second       bytes read from (in) and written to (out) the socket / connected seconds.
 // Latency: every applied snapshot's update latency, merged across bots (latency_histogram).
+// Thin bots (swarm_options::thin) are counted apart, with the same figures: their snapshots are the
+// headers they acked, and they have no mirror, so no desync to find.
 
 #include <cstddef>
 #include <cstdint>
@@ -53,17 +55,8 @@ enum class run_end : std::uint8_t {
 
 [[nodiscard]] std::string_view to_string(run_end end) noexcept;
 
-struct swarm_report {
-    swarm_options options;
-
-    run_end ended_by{run_end::duration};
-    std::string end_detail;
-    /// From the first connect to the end of the measurement, and from the end of the ramp to it.
-    double elapsed_seconds{};
-    double measured_seconds{};
-    /// From the servers' welcomes (0 if no bot was welcomed).
-    std::uint32_t tick_rate{};
-
+/// The figures of one kind of bot, full or thin (definitions above).
+struct bot_group {
     std::size_t clients_requested{};
     std::size_t clients_reached{};  // welcomed
     std::size_t connect_failures{}; // ended before a welcome, or still not welcomed at the end
@@ -74,18 +67,23 @@ struct swarm_report {
     /// The first message seen for each reason of a failure or a drop.
     std::map<std::string, std::string> messages;
 
-    std::uint64_t desyncs{};
+    std::uint64_t desyncs{}; // full bots only: thin ones check nothing
     std::size_t desynced_bots{};
     std::uint64_t snapshots_refused{}; // all refusals, desyncs included
     /// Full states applied: each bot's first snapshots (until the server has its first ack), and one after
     /// each refusal.
     std::uint64_t full_states{};
 
-    std::uint64_t snapshots_applied{};
+    std::uint64_t snapshots_applied{}; // thin bots: snapshot headers acked
     std::uint64_t inputs_sent{};
     std::uint64_t inputs_refused{};
     std::uint64_t bytes_in{};
     std::uint64_t bytes_out{};
+    /// What the bots' UDP transports counted (0 over TCP).
+    std::uint64_t packets_sent{};
+    std::uint64_t packets_lost{};
+    std::uint64_t resends{};
+    std::uint64_t inputs_overflowed{};
 
     distribution snapshots_per_second;
     distribution ticks_applied_ratio;
@@ -94,6 +92,22 @@ struct swarm_report {
     distribution bytes_out_per_second;
     distribution connect_ms;
     latency_summary latency;
+};
+
+/// The run: the full bots' figures (the bot_group it is), the thin bots' apart, and the verdict.
+struct swarm_report : bot_group {
+    swarm_options options;
+
+    run_end ended_by{run_end::duration};
+    std::string end_detail;
+    /// From the first connect to the end of the measurement, and from the end of the ramp to it.
+    double elapsed_seconds{};
+    double measured_seconds{};
+    /// From the servers' welcomes (0 if no bot was welcomed).
+    std::uint32_t tick_rate{};
+
+    /// The thin bots (options.thin of them; all zero without).
+    bot_group thin;
 
     /// The bots' process (getrusage).
     double cpu_user_seconds{};
@@ -105,12 +119,13 @@ struct swarm_report {
     [[nodiscard]] bool passed() const noexcept { return failures.empty(); }
 };
 
-/// Fills the per-bot figures and totals of `report` from the bots' readings taken at the end of the
-/// measurement (see above). `report.options` must be set.
+/// Fills the per-bot figures and totals of `report` (the full bots) and of `report.thin` from the bots'
+/// readings taken at the end of the measurement (see above). `report.options` must be set; the latency
+/// summaries are set apart (summarize_latency).
 void add_readings(swarm_report& report, const std::vector<bot_reading>& readings);
 
-/// Fills report.failures: no bot welcomed, connect failures, drops, desyncs, a stalled server, an
-/// interruption, and the optional thresholds of the options.
+/// Fills report.failures: no bot welcomed, connect failures, drops (full and thin bots), desyncs, a
+/// stalled server, an interruption, and the optional thresholds of the options.
 void judge(swarm_report& report);
 
 /// The JSON report.

@@ -1,11 +1,14 @@
 #pragma once
 
-// The ecsnet client: connects to an ecsnet server over TCP, performs the handshake, and mirrors the
-// server's replicated entities into a registry the game reads with ordinary views.
+// The ecsnet client: connects to an ecsnet server over UDP (connect tokens, encryption, three channels:
+// transport/) or TCP, performs the handshake, and mirrors the server's replicated entities into a
+// registry the game reads with ordinary views.
 //
 //   ecsnet::client::client net{ecsnet::arena::replicated_schema(), {.name = "player"}};
 //   net.registry().on_construct<ecsnet::proto::net_id>().connect([](ecsnet::registry&, ecsnet::entity e)
-//   {...}); net.connect("127.0.0.1", 7777); while (running) {
+//   {...});
+//   net.connect(token_from_backend);           // or net.connect("127.0.0.1", 7777) on a development server
+//   while (running) {
 //       net.poll();                                   // all pending network work, never blocks
 //       net.registry().view<const Transform>().each(...);
 //       if (auto me = net.sample<Transform>(net.own_entity())) { draw(*me); }   // interpolated
@@ -14,10 +17,13 @@
 //
 // Protocol (docs/protocol.md): ClientHello -> ServerWelcome, then one Snapshot per server tick, each applied
 // atomically to the mirror (proto/mirror.hpp) and answered with an Ack (a full-state request after an
-// unknown baseline or a checksum mismatch); a Ping about every second measures the round trip; Inputs
-// carry the game's payload with increasing sequence numbers. One write in flight, TCP_NODELAY, frames of
-// at most client_options::max_frame_size checked on their length prefix. Nothing the server sends can
-// crash the client: bad bytes end the session with protocol_error.
+// unknown baseline or a checksum mismatch); a Ping about every second feeds the server clock; Inputs
+// carry the game's payload with increasing sequence numbers. Over UDP every message is one transport
+// message: the hello reliable, acks and pings unreliable, inputs redundant (repeated in every packet until
+// acked, so a lost packet loses no input); leaving is the transport's disconnect with a reason code. Over
+// TCP: one write in flight, TCP_NODELAY, frames of at most client_options::max_frame_size checked on their
+// length prefix. Nothing the server sends can crash the client: bad bytes end the session with
+// protocol_error.
 //
 // The mirror: registry() holds one local entity per replicated server entity, carrying its replicated
 // components and a proto::net_id. React to arrivals with on_construct<net_id>, to departures with
@@ -48,10 +54,10 @@
 //    or work posted to get_executor()).
 //  - Set callbacks before connect().
 //
-// Lifetime: the schema must outlive the client. Destroying the client sends Disconnect(CLIENT_QUIT) when
-// connected; with an owned io_context it waits up to close_grace for it to leave, then stops. On an
-// application io_context the client's internals live on until its pending handlers have run (the
-// io_context must run, or be destroyed, afterwards); no callback is called once the destructor returns.
+// Lifetime: the schema must outlive the client. Destroying the client sends CLIENT_QUIT when connected; with
+// an owned io_context it waits up to close_grace for it to leave, then stops. On an application io_context
+// the client's internals live on until its pending handlers have run (the io_context must run, or be
+// destroyed, afterwards); no callback is called once the destructor returns.
 
 #include <cstddef>
 #include <cstdint>
@@ -80,6 +86,10 @@
 
 namespace ecsnet::client {
 
+namespace detail {
+class session; // client-sdk/src/session.hpp: everything a connection shares with its pending handlers
+} // namespace detail
+
 class client {
 public:
     using executor_type = asio::strand<asio::io_context::executor_type>;
@@ -96,9 +106,16 @@ public:
     // ---- the connection (thread-safe) -------------------------------------------------------------
 
     /// Starts connecting to host:port (asynchronously: see state()). Returns false, doing nothing, while a
-    /// connection is opening or open. Resets stats().
+    /// connection is opening or open. Resets stats(). Over UDP it uses options().connect_token when set (the
+    /// servers that token names), else a development token it makes for host:port (client_options.hpp).
     bool connect(std::string host, std::uint16_t port);
-    /// Ends the connection: Disconnect(CLIENT_QUIT, message) to the server, then the socket closes.
+    /// Starts connecting with a connect token from the studio's backend (its 2,048 bytes or its base64
+    /// text) to the servers it names, in order (over TCP as over UDP; TCP sends the token in the hello).
+    /// Returns false, doing nothing, while a connection is opening or open. A token that does not read ends
+    /// the attempt at once with connect_failed, saying why.
+    bool connect(std::string_view token);
+    /// Ends the connection: CLIENT_QUIT and `message` to the server (TCP: a Disconnect message; UDP: the
+    /// transport's disconnect), then the socket closes.
     /// disconnect_reason() becomes client_quit. Nothing happens if no connection is opening or open.
     void close(std::string message = {});
 
@@ -176,11 +193,9 @@ public:
     [[nodiscard]] const client_options& options() const noexcept;
 
 private:
-    class core;
-
     std::unique_ptr<asio::io_context> own_io_;
     std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work_;
-    std::shared_ptr<core> core_;
+    std::shared_ptr<detail::session> session_;
     std::thread thread_;
 };
 

@@ -14,13 +14,16 @@
 namespace ecsnet::client {
 
 struct client_stats {
-    /// Round-trip time of the last Ping answered, and its smoothed value (RFC 6298: 7/8 old + 1/8 new).
-    /// Zero until the first Pong. In threading::poll mode a Pong waits for the next poll(), so the
-    /// measure includes up to one frame of the game loop.
+    /// TCP: the round-trip time of the last Ping answered, and its smoothed value (RFC 6298: 7/8 old +
+    /// 1/8 new); zero until the first Pong. In threading::poll mode a Pong waits for the next poll(), so
+    /// the measure includes up to one frame of the game loop.
+    /// UDP: both are the transport's smoothed RTT (RFC 6298 SRTT over the acks of every packet, the
+    /// server's ack delay removed); zero until its first sample. Pings still go out for the server clock.
     std::chrono::microseconds rtt{};
     std::chrono::microseconds rtt_smoothed{};
 
-    /// Bytes per second over the window, as read from and written to the socket (frames and prefixes).
+    /// Bytes per second over the window, as read from and written to the socket (TCP: frames and
+    /// prefixes; UDP: whole datagram payloads, headers, encryption, acks and keep-alives included).
     double bytes_in_per_second{};
     double bytes_out_per_second{};
     /// Snapshots applied per second over the window (the server's tick rate when all goes well).
@@ -56,6 +59,24 @@ struct client_stats {
     std::uint64_t newest_tick_applied_unix_us{};
     /// Estimated server clock minus the client's steady clock, microseconds (server_clock.hpp).
     std::int64_t server_clock_offset_us{};
+
+    // ---- UDP only (zero over TCP): what the transport measured on this connection (link_stats.hpp) ----
+    /// RTT variation (RFC 6298 RTTVAR) and the smallest RTT sample.
+    std::chrono::microseconds rtt_variance{};
+    std::chrono::microseconds rtt_min{};
+    /// Smoothed fraction (0..1) of the data-carrying packets sent that were never acked.
+    double packet_loss{};
+    std::uint64_t packets_sent{};
+    std::uint64_t packets_received{};
+    std::uint64_t packets_lost{};
+    /// Reliable messages (the hello) and block fragments sent again after a loss.
+    std::uint64_t resends{};
+    /// Inputs pushed out of the redundant channel's window (32) before a packet carrying them was acked:
+    /// lost inputs (the server sees a gap in their sequence).
+    std::uint64_t inputs_overflowed{};
+    /// Unreliable messages from the server (snapshots that are not full states) lost to reassembly limits
+    /// or timeouts: one of their fragments never arrived.
+    std::uint64_t messages_dropped{};
 };
 
 } // namespace ecsnet::client

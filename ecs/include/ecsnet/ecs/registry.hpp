@@ -44,7 +44,7 @@
 #include "config.hpp"
 #include "entity.hpp"
 #include "group.hpp"
-#include "huge_pages.hpp"
+#include "huge_vector.hpp"
 #include "sigh.hpp"
 #include "sort.hpp"
 #include "sparse_set.hpp"
@@ -116,22 +116,31 @@ public:
     void destroy(entity e) {
         ECSNET_ASSERT(valid(e), "destroy of an invalid entity");
         const auto index = to_index(e);
-        // Walk a copy of the bits (waiting for the mask after every removal would serialise them), skipping
-        // a component a listener removed meanwhile; then look again in case a listener added one.
-        do {
-            for (size_type word = 0; word < words_; ++word) {
-                for (auto bits = masks_[index * words_ + word]; bits != 0; bits &= bits - 1) {
-                    const auto bit =
-                        static_cast<id_type>(word * 64 + static_cast<size_type>(std::countr_zero(bits)));
-                    if (has_bit(e, bit)) {
-                        erase_component(*records_[bit], e);
-                    }
+        auto* const mask = masks_.data() + index * words_;
+        // Walk a copy of the bits (waiting for the mask after every removal would serialise them). A pool
+        // nobody watches (no on_destroy listener, no group) just lets the entity go; its bits are cleared
+        // at the end. The first watched pool runs the general path for the rest: listeners may remove or
+        // add components of `e` meanwhile.
+        for (size_type word = 0; word < words_; ++word) {
+            for (auto bits = mask[word]; bits != 0; bits &= bits - 1) {
+                const auto bit =
+                    static_cast<id_type>(word * 64 + static_cast<size_type>(std::countr_zero(bits)));
+                auto& record = *records_[bit];
+                if (!record.watched_on_destroy()) [[likely]] {
+                    record.pool->erase(e);
+                    continue;
                 }
+                clear_bits_before(mask, bit);
+                destroy_watched(e);
+                free_index(e);
+                return;
             }
-        } while (!orphan(e));
-        entities_[index] = entity_traits::construct(free_head_, entity_traits::next_version(to_version(e)));
-        free_head_ = index;
-        --alive_;
+        }
+        // Not fill_n: with a count not known at compile time it becomes a call to memset.
+        for (size_type word = 0; word < words_; ++word) {
+            mask[word] = 0;
+        }
+        free_index(e);
     }
 
     /// Whether `e` is a live entity of this registry (false for null and for stale identifiers).
@@ -510,7 +519,9 @@ private:
         pool_record& operator=(const pool_record&) = delete;
         virtual ~pool_record() = default;
 
-        [[nodiscard]] bool grouped() const noexcept { return !requiring.empty() || !excluding.empty(); }
+        [[nodiscard]] bool grouped() const noexcept { return in_groups; }
+        /// Whether removing the component must run more than the pool's erase: listeners or groups.
+        [[nodiscard]] bool watched_on_destroy() const noexcept { return in_groups || !on_destroy.empty(); }
 
         base_type* pool;
         id_type bit;
@@ -521,6 +532,7 @@ private:
         // The groups whose signature names this type, outer groups first (see group.hpp, "Ownership").
         std::vector<group_handler_type*> requiring; // as an owned or get type
         std::vector<group_handler_type*> excluding;
+        bool in_groups = false; // !requiring.empty() || !excluding.empty(), read on every emplace and erase
     };
 
     template<typename Type>
@@ -646,6 +658,36 @@ private:
         }
         erase_component(*by_type_[type_id<Type>()], e);
         return 1;
+    }
+
+    // destroy() let the components below bit `bit` go without touching the mask: clear their bits.
+    void clear_bits_before(std::uint64_t* mask, id_type bit) const noexcept {
+        std::fill_n(mask, bit / 64, std::uint64_t{0});
+        mask[bit / 64] &= ~((std::uint64_t{1} << (bit % 64)) - 1);
+    }
+
+    // The rest of destroy() once a watched pool comes up: a listener may remove or add components of `e`,
+    // so each bit is checked before its removal, and the mask is read again until it is empty.
+    ECSNET_NOINLINE void destroy_watched(entity e) {
+        const auto index = to_index(e);
+        do {
+            for (size_type word = 0; word < words_; ++word) {
+                for (auto bits = masks_[index * words_ + word]; bits != 0; bits &= bits - 1) {
+                    const auto bit =
+                        static_cast<id_type>(word * 64 + static_cast<size_type>(std::countr_zero(bits)));
+                    if (has_bit(e, bit)) {
+                        erase_component(*records_[bit], e);
+                    }
+                }
+            }
+        } while (!orphan(e));
+    }
+
+    void free_index(entity e) noexcept {
+        const auto index = to_index(e);
+        entities_[index] = entity_traits::construct(free_head_, entity_traits::next_version(to_version(e)));
+        free_head_ = index;
+        --alive_;
     }
 
     void erase_component(pool_record& record, entity e) {
@@ -828,9 +870,11 @@ private:
         };
         for (const auto bit : group.types().required()) {
             hook(records_[bit]->requiring);
+            records_[bit]->in_groups = true;
         }
         for (const auto bit : group.types().exclude) {
             hook(records_[bit]->excluding);
+            records_[bit]->in_groups = true;
         }
         groups_.push_back(std::move(handler));
         return group;
@@ -915,7 +959,8 @@ private:
     // A 65th component type: give every entity one more word of bits.
     void widen_masks() {
         const auto wider = words_ + 1;
-        decltype(masks_) masks(entities_.size() * wider, 0);
+        decltype(masks_) masks{max_entities() * wider};
+        masks.resize(entities_.size() * wider, 0);
         for (size_type index = 0; index < entities_.size(); ++index) {
             std::copy_n(masks_.begin() + static_cast<std::ptrdiff_t>(index * words_), words_,
                         masks.begin() + static_cast<std::ptrdiff_t>(index * wider));
@@ -928,12 +973,12 @@ private:
     }
 
     // The per-entity arrays are the registry's big ones: on huge pages once they reach 2 MiB.
-    std::vector<entity, detail::huge_page_allocator<entity>> entities_;
+    detail::huge_vector<entity> entities_{max_entities()};
     entity_traits::integral_type free_head_{null_index};
     size_type alive_{};
 
     // words_ words per entity index
-    std::vector<std::uint64_t, detail::huge_page_allocator<std::uint64_t>> masks_;
+    detail::huge_vector<std::uint64_t> masks_{max_entities()};
     size_type words_{1};
 
     std::vector<std::unique_ptr<pool_record>> records_; // by bit, in order of creation

@@ -17,6 +17,15 @@
 // Virtual hooks let a storage keep its component array in step with the packed array; they are called
 // directly (devirtualised) when the static type is known, and through the base by the registry.
 //
+// Block stamps (what lets a view skip comparing pools it already found aligned, view.hpp): the positions are
+// cut into blocks of block_size. A block's stamp names its content: 0 once any of its positions changed
+// (insert, erase, swap, sort), else a process-wide unique number given the first time a view needs it. A
+// block's partner is the stamp of another set's block found to hold the same entities at the same
+// positions while this block's content stayed as it is; changing the block resets it to 0. So "the
+// leader's stamp is s != 0 and my partner is s" proves both blocks unchanged since they were compared.
+// Stamps and partners are written by views too, possibly from several threads reading the same pools at
+// once (atomically, relaxed: the pools cannot change meanwhile, so any value read is a true statement).
+//
 // Sorting (seed 000_19edbd8e7898577e.txt, methods and options in sort.hpp): sort(compare) orders the set by
 // compare(entity, entity), sort_as(other) orders it like another set; O(n log n) and O(other.size()).
 // Through a base reference they keep a storage's components attached via the same virtual hooks;
@@ -24,6 +33,7 @@
 // is stale.
 
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <numeric>
@@ -36,11 +46,16 @@
 #include "capacity.hpp"
 #include "config.hpp"
 #include "entity.hpp"
-#include "huge_pages.hpp"
+#include "huge_vector.hpp"
 #include "sort.hpp"
 #include "sparse_array.hpp"
 
 namespace ecsnet {
+
+namespace detail {
+/// The next block stamp (sparse_set): unique in the process, never 0.
+inline std::atomic<std::uint64_t> next_block_stamp{1};
+} // namespace detail
 
 template<capacity_policy Capacity = dynamic_capacity>
 class sparse_set {
@@ -53,10 +68,13 @@ public:
     /// Position reported for an entity that is not in the set.
     static constexpr position_type npos = detail::npos;
     static constexpr bool fixed = Capacity::is_fixed;
+    /// Positions per block of stamps (see the header comment).
+    static constexpr size_type block_size = 1024;
 
     sparse_set() {
         if constexpr (fixed) {
             packed_.reserve(Capacity::value);
+            marks_.reserve((Capacity::value + block_size - 1) / block_size);
         }
     }
     sparse_set(const sparse_set&) = delete;
@@ -100,6 +118,44 @@ public:
 
     [[nodiscard]] bool contains(entity e) const noexcept { return find(e) != npos; }
 
+    /// Whether positions [first, last) of this set hold the same entities as those of `lead`: false if
+    /// either set is shorter than `last`. Where [first, last) lies in one block, a partner stamp recorded by
+    /// an earlier call answers without reading the entities, and a comparison covering the whole block up
+    /// to lead's size records one. Safe from several threads at once as long as neither set changes.
+    [[nodiscard]] bool same_entities_as(const sparse_set& lead, size_type first,
+                                        size_type last) const noexcept {
+        if (size() < last || lead.size() < last) {
+            return false;
+        }
+        if (first >= last) {
+            return true;
+        }
+        const auto block = first / block_size;
+        const bool one_block = (last - 1) / block_size == block;
+        if (one_block && (lead.marks_[block].vouches_for(marks_[block]) ||
+                          marks_[block].vouches_for(lead.marks_[block]))) {
+            return true;
+        }
+        const entity* mine = packed_.data();
+        const entity* theirs = lead.packed_.data();
+        // A branch-free reduction, so the compiler vectorises it.
+        std::uint32_t differ = 0;
+        for (auto at = first; at != last; ++at) {
+            differ |= to_integral(mine[at]) ^ to_integral(theirs[at]);
+        }
+        if (differ != 0) {
+            return false;
+        }
+        if (one_block && first == block * block_size &&
+            last == std::min((block + 1) * block_size, lead.size())) {
+            // Both ways: a pool compared with several others (views led by different pools) keeps one of
+            // its partners in each of them.
+            std::atomic_ref{marks_[block].partner}.store(lead.stamp(block), std::memory_order_relaxed);
+            std::atomic_ref{lead.marks_[block].partner}.store(stamp(block), std::memory_order_relaxed);
+        }
+        return true;
+    }
+
     /// Position of an entity known to be in the set: an error in debug builds otherwise, undefined in
     /// release builds.
     [[nodiscard]] position_type index(entity e) const noexcept {
@@ -140,6 +196,8 @@ public:
     void swap_elements(size_type lhs, size_type rhs) noexcept {
         ECSNET_ASSERT(lhs < size() && rhs < size(), "position out of range");
         swap_at(lhs, rhs);
+        changed(lhs);
+        changed(rhs);
     }
 
     void reserve(size_type count) {
@@ -170,11 +228,17 @@ public:
                 return compare(packed_[lhs], packed_[rhs]);
             };
             const auto swap = [this](size_type lhs, size_type rhs) { swap_at(lhs, rhs); };
-            if (options.stable) {
-                detail::stable_in_place_sort(0, count, less, swap);
-            } else {
-                detail::introsort(0, count, less, swap);
+            try {
+                if (options.stable) {
+                    detail::stable_in_place_sort(0, count, less, swap);
+                } else {
+                    detail::introsort(0, count, less, swap);
+                }
+            } catch (...) {
+                changed(0, count);
+                throw;
             }
+            changed(0, count);
             break;
         }
         case sort_method::permutation: {
@@ -229,6 +293,7 @@ public:
                 ++next;
             }
         }
+        changed(0, size()); // once, rather than two marks per exchange (sort_as: +15%)
     }
 
     /// Moves the element at position order[i] to position i, for every i < order.size() <= size(): the
@@ -253,29 +318,50 @@ protected:
     [[nodiscard]] position_type& prepare_insert(entity e) {
         ECSNET_ASSERT(e != null_entity, "null_entity cannot be inserted");
         ECSNET_ASSERT(!contains(e), "the entity is already in the set");
-        if (packed_.size() >= max_size()) {
-            throw capacity_error("sparse set full: capacity " + std::to_string(max_size()));
+        if (packed_.size() >= max_size()) [[unlikely]] {
+            throw_full();
         }
         return sparse_.assure(to_index(e));
     }
 
     /// Second half of an insertion. May throw std::bad_alloc (dynamic capacity only); then nothing changed.
     void commit_insert(entity e, position_type& slot) {
+        const auto pos = packed_.size();
+        // Positions below size() have marks: only the first position of a block can lack one.
+        if (pos % block_size == 0 && pos / block_size == marks_.size()) [[unlikely]] {
+            add_mark();
+        }
         packed_.push_back(e);
-        slot = static_cast<position_type>(packed_.size() - 1);
+        slot = static_cast<position_type>(pos);
+        changed(pos);
     }
 
     virtual void swap_and_pop(position_type pos) {
         const entity last = packed_.back();
         packed_[pos] = last;
         sparse_.at(to_index(last)) = pos;
+        changed(pos); // the last position goes: what stays in its block is unchanged
         packed_.pop_back();
     }
 
+    // Exchanges two elements without marking their blocks changed: callers do (swap_elements at once, the
+    // sorts once for the whole range when they are done).
     virtual void swap_at(size_type lhs, size_type rhs) noexcept {
         std::swap(packed_[lhs], packed_[rhs]);
         sparse_.at(to_index(packed_[lhs])) = static_cast<position_type>(lhs);
         sparse_.at(to_index(packed_[rhs])) = static_cast<position_type>(rhs);
+    }
+
+    /// Position `pos` of the packed array changed: its block has no stamp and no partner any more.
+    void changed(size_type pos) noexcept { marks_[pos / block_size] = block_mark{}; }
+
+    /// The same for positions [first, last) (a sort that wrote the packed array directly).
+    void changed(size_type first, size_type last) noexcept {
+        if (first < last) {
+            std::fill(marks_.begin() + static_cast<std::ptrdiff_t>(first / block_size),
+                      marks_.begin() + static_cast<std::ptrdiff_t>((last - 1) / block_size + 1),
+                      block_mark{});
+        }
     }
 
     virtual void clear_all() noexcept { packed_.clear(); }
@@ -291,10 +377,12 @@ protected:
     void place(entity e, size_type pos) noexcept {
         packed_[pos] = e;
         sparse_.at(to_index(e)) = static_cast<position_type>(pos);
+        changed(pos);
     }
 
     /// Points the sparse slots of positions [0, count) back at them after the packed array was reordered.
     void rebuild_sparse(size_type count) noexcept {
+        changed(0, count);
         for (size_type pos = 0; pos < count; ++pos) {
             sparse_.at(to_index(packed_[pos])) = static_cast<position_type>(pos);
         }
@@ -305,6 +393,7 @@ protected:
     /// permutation once, bringing the payload along with swap_payload, and marks a position done by
     /// pointing its entity's sparse slot at it (seed 000, "Mixing in-place sorting and permutations").
     void follow_sorted_entities(size_type count) noexcept {
+        changed(0, count);
         for (size_type start = 0; start < count; ++start) {
             auto hole = start;
             auto from = sparse_.at(to_index(packed_[hole]));
@@ -318,8 +407,41 @@ protected:
         }
     }
 
-    std::vector<entity, detail::huge_page_allocator<entity>> packed_;
+    detail::huge_vector<entity> packed_{max_size()};
     typename detail::sparse_array_for<Capacity>::type sparse_;
+
+private:
+    struct block_mark {
+        std::uint64_t stamp{};   // 0: changed since the last stamp
+        std::uint64_t partner{}; // 0: none
+
+        // Whether `other` is this block's partner: the two were found equal and neither changed since.
+        [[nodiscard]] bool vouches_for(block_mark& other) noexcept {
+            const auto theirs = std::atomic_ref{other.stamp}.load(std::memory_order_relaxed);
+            return theirs != 0 && std::atomic_ref{partner}.load(std::memory_order_relaxed) == theirs;
+        }
+    };
+
+    // Out of line: a new block every block_size insertions.
+    ECSNET_NOINLINE void add_mark() { marks_.emplace_back(); }
+
+    [[noreturn]] ECSNET_NOINLINE static void throw_full() {
+        throw capacity_error("sparse set full: capacity " + std::to_string(max_size()));
+    }
+
+    // The stamp of block `block`, given now if it has none (a CAS, as other readers may give one too).
+    [[nodiscard]] std::uint64_t stamp(size_type block) const noexcept {
+        std::atomic_ref current{marks_[block].stamp};
+        auto stamp = current.load(std::memory_order_relaxed);
+        if (stamp == 0) {
+            const auto fresh = detail::next_block_stamp.fetch_add(1, std::memory_order_relaxed);
+            stamp = current.compare_exchange_strong(stamp, fresh, std::memory_order_relaxed) ? fresh : stamp;
+        }
+        return stamp;
+    }
+
+    // One per block of positions ever used (views write stamps and partners: mutable).
+    mutable std::vector<block_mark> marks_;
 };
 
 } // namespace ecsnet

@@ -4,7 +4,8 @@
 // entity of the packed array owns the i-th component (seed 002, "A quick recap").
 //
 // Components are moved, never copied, when the arrays are rearranged (swap-and-pop, swaps, growth: growth
-// moves even a type whose move constructor may throw, instead of copying it as std::vector would).
+// moves even a type whose move constructor may throw, instead of copying it as std::vector would; past
+// 2 MiB the array grows in place, huge_vector.hpp).
 // Empty types (tags) store no instances: the storage is then only its sparse set.
 // Aggregates are constructed from their fields: emplace(e, 1.f, 2.f, 3.f) builds Position{1, 2, 3}.
 //
@@ -30,14 +31,16 @@
 #include "capacity.hpp"
 #include "config.hpp"
 #include "entity.hpp"
-#include "huge_pages.hpp"
+#include "huge_vector.hpp"
 #include "sort.hpp"
 #include "sparse_set.hpp"
 
 namespace ecsnet {
 
 namespace detail {
-struct no_components {};
+struct no_components {
+    explicit constexpr no_components(std::size_t /*expected_max*/) noexcept {}
+};
 } // namespace detail
 
 template<typename Type, capacity_policy Capacity = dynamic_capacity>
@@ -72,7 +75,6 @@ public:
             static_cast<void>(Type{std::forward<Args>(args)...});
             this->commit_insert(e, slot);
         } else {
-            grow_if_full();
             if constexpr (std::is_aggregate_v<Type>) {
                 // Braces: parenthesised aggregate initialisation is C++20 but clang 14 lacks it.
                 components_.push_back(Type{std::forward<Args>(args)...});
@@ -169,6 +171,7 @@ public:
                 ++next;
             }
         }
+        this->changed(0, this->size());
     }
 
     /// Moves the element at position order[i], component included, to position i (see sparse_set).
@@ -270,7 +273,13 @@ private:
                 return compare(this->packed_[lhs], this->packed_[rhs]);
             };
             const auto swap = [this](size_type lhs, size_type rhs) { swap_at(lhs, rhs); };
-            run_in_place(count, less, swap, stable);
+            try {
+                run_in_place(count, less, swap, stable);
+            } catch (...) {
+                this->changed(0, count);
+                throw;
+            }
+            this->changed(0, count);
         }
     }
 
@@ -346,6 +355,7 @@ private:
         if constexpr (is_tag) {
             this->rebuild_sparse(count);
         } else {
+            this->changed(0, count);
             auto& sparse = this->sparse_;
             const auto* entities = this->packed_.data();
             for (size_type start = 0; start < count; ++start) {
@@ -367,22 +377,8 @@ private:
         }
     }
 
-    // std::vector grows with move_if_noexcept, which copies a type whose move may throw; grow by hand then.
-    void grow_if_full() {
-        if constexpr (!std::is_nothrow_move_constructible_v<Type> && !base_type::fixed) {
-            if (components_.size() == components_.capacity()) {
-                decltype(components_) bigger;
-                bigger.reserve(std::max<size_type>(8, components_.capacity() * 2));
-                for (auto& component : components_) {
-                    bigger.emplace_back(std::move(component));
-                }
-                components_.swap(bigger);
-            }
-        }
-    }
-
-    std::conditional_t<is_tag, detail::no_components, std::vector<Type, detail::huge_page_allocator<Type>>>
-        components_;
+    std::conditional_t<is_tag, detail::no_components, detail::huge_vector<Type>> components_{
+        base_type::max_size()};
 };
 
 } // namespace ecsnet

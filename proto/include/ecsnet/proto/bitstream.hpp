@@ -12,6 +12,7 @@
 // on; callers check ok() at the end of each section. A cursor (cursor_type) tells a read past the end only
 // when it is given back with seek(): until then its values are meaningless.
 
+#include <algorithm>
 #include <bit>
 #include <cstddef>
 #include <cstdint>
@@ -163,8 +164,10 @@ public:
     explicit bit_reader(std::string_view bytes)
         : buffer_(bytes.size() + padding_bytes, 0)
         , size_bits_{bytes.size() * 8} {
-        if (!bytes.empty()) {
-            std::memcpy(buffer_.data(), bytes.data(), bytes.size());
+        // Bounded by the buffer itself, which also tells GCC's -Wstringop-overflow the copy fits.
+        const std::size_t count = std::min(bytes.size(), buffer_.size() - padding_bytes);
+        if (count > 0) {
+            std::memcpy(buffer_.data(), bytes.data(), count);
         }
     }
 

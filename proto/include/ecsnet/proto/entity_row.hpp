@@ -56,8 +56,13 @@ public:
     [[nodiscard]] bool same_presence(const std::uint32_t* a, const std::uint32_t* b) const noexcept {
         return std::memcmp(a, b, presence_words_ * sizeof(std::uint32_t)) == 0;
     }
+    /// Rows are short (a few words): an inline loop, not a call to memcmp.
     [[nodiscard]] bool equal(const std::uint32_t* a, const std::uint32_t* b) const noexcept {
-        return std::memcmp(a, b, width_ * sizeof(std::uint32_t)) == 0;
+        std::uint32_t differ = 0;
+        for (std::size_t i = 0; i < width_; ++i) {
+            differ |= a[i] ^ b[i];
+        }
+        return differ == 0;
     }
     /// True when the row has no component (an entity must have one).
     [[nodiscard]] bool empty(const std::uint32_t* row) const noexcept;
@@ -91,7 +96,7 @@ public:
 private:
     const schema_layout* schema_{nullptr};
     std::vector<std::size_t> offsets_;
-    std::vector<bool> linear_; // per row position: a prediction::linear field
+    std::vector<std::uint8_t> linear_; // per row position: a prediction::linear field
     std::vector<unsigned> bits_;
     std::vector<unsigned> component_of_;
     bool any_linear_{false};

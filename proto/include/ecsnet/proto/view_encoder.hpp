@@ -32,6 +32,8 @@ struct entity_code {
     std::uint32_t bits{};
     /// An update whose new row equals its reference: nothing to send (bits == 0).
     bool exact{false};
+    /// Exact, and the reference is the base value itself: the entity keeps its entry as it is.
+    bool unchanged{false};
     /// The base value is no longer known to the server: the entity must be sent whole (row()).
     bool forgotten{false};
 };

@@ -9,10 +9,12 @@
 //
 // Each applied view is kept as a frame: per entity, its last received value and tick, the value and tick
 // before (for extrapolation), and what the registry shows (the reference of the last value at the frame's
-// tick). Applying is atomic: the header check, the base view, the body (lists, tables, every entity's
-// bits) and the checksum of the whole new view are checked before the registry changes. Frames older than
-// the base of the last applied snapshot are dropped (a server only moves a client's base forward).
-// Memory: about 3 rows per entity per kept frame. Not thread-safe.
+// tick). Rows are shared between frames (row_pool.hpp): an entity a view leaves as it was costs its frame an
+// entry, not a copy of its rows. Applying is atomic: the header check, the base view, the body (lists,
+// tables, every entity's bits) and the checksum of the whole new view are checked before the registry
+// changes. Frames older than the base of the last applied snapshot are dropped (a server only moves a
+// client's base forward). Memory: an entry per entity per kept frame, and a row per value received still
+// referred to. Not thread-safe.
 
 #include <cstddef>
 #include <cstdint>
@@ -28,6 +30,7 @@
 #include "entity_row.hpp"
 #include "replica.hpp"
 #include "result.hpp"
+#include "row_pool.hpp"
 #include "schema.hpp"
 #include "view_frame.hpp"
 #include "view_tables.hpp"
@@ -88,11 +91,19 @@ public:
     void clear() override;
 
 private:
+    // An entity of a view: its rows are slots of the pool, shared with the other views that hold the same.
     struct entry {
         std::uint32_t index{};
         std::uint32_t generation{};
         tick_type tick{};
         tick_type previous{no_tick};
+        std::uint32_t values{row_pool::none}; // the last value received
+        std::uint32_t before{row_pool::none}; // the value before it (when previous != no_tick)
+        std::uint32_t shown{row_pool::none};  // what the registry shows, when not `values` (a prediction)
+
+        [[nodiscard]] std::uint32_t shown_slot() const noexcept {
+            return shown != row_pool::none ? shown : values;
+        }
     };
     struct frame {
         tick_type tick{};
@@ -100,9 +111,6 @@ private:
         std::uint64_t server_time_us{};
         view_tables tables;
         std::vector<entry> entries;
-        std::vector<std::uint32_t> values;   // per entry: the last value received
-        std::vector<std::uint32_t> previous; // per entry: the value before (when entry.previous != no_tick)
-        std::vector<std::uint32_t> shown;    // per entry: what the registry shows
     };
 
     result<applied_snapshot> refuse(errc code, std::string message, bool need_full);
@@ -110,6 +118,8 @@ private:
     void update_registry(const frame* from, const frame& to, applied_snapshot& report);
     void write_row(entity local, const std::uint32_t* before, const std::uint32_t* after);
     std::uint64_t checksum_of(const frame& f) const;
+    /// Lets go of a view's rows.
+    void release(frame& f);
 
     const schema* schema_;
     view_mirror_options options_;
@@ -117,6 +127,7 @@ private:
     checksum_weights weights_;
     ecsnet::registry own_registry_;
     ecsnet::registry& registry_;
+    row_pool pool_;
     std::deque<frame> frames_;         // oldest first
     mutable replicated_state columns_; // newest_state()
     mutable bool columns_valid_{false};
@@ -137,7 +148,7 @@ private:
     std::vector<std::uint32_t> changed_;
     std::vector<std::uint8_t> action_;
     std::vector<std::uint8_t> destroyed_;
-    std::vector<std::uint32_t> rows_;        // entered, refreshed and changed rows read
+    std::vector<std::uint32_t> rows_;        // entered, refreshed and changed rows read (scratch)
     std::vector<std::uint32_t> generations_; // of the entered and refreshed rows
     std::vector<std::uint32_t> reference_;
     v1::Envelope envelope_;
