@@ -449,7 +449,16 @@ std::vector<client_info> game_server::clients() {
 }
 
 void game_server::export_transport_metrics(bool per_client) {
-    const auto& dropped = udp_->server().counters().dropped;
+    // The UDP transport counts its datagrams' bytes; the traffic metrics, which TCP connections add to as
+    // they write and read, get what it counted since the last tick.
+    const auto& counters = udp_->server().counters();
+    const auto sent = counters.bytes_sent.load(std::memory_order_relaxed);
+    const auto received = counters.bytes_received.load(std::memory_order_relaxed);
+    metrics_.sent_bytes.add(sent - udp_bytes_seen_.sent);
+    metrics_.received_bytes.add(received - udp_bytes_seen_.received);
+    udp_bytes_seen_ = {sent, received};
+
+    const auto& dropped = counters.dropped;
     dropped.for_each([this](transport::drop_reason reason, std::uint64_t count) {
         const auto at = static_cast<std::size_t>(reason);
         if (at >= dropped_seen_.size()) {

@@ -42,9 +42,12 @@ server_metrics::server_metrics()
     , connected_clients{registry.add_gauge("ecsnet_connected_clients",
                                            "Clients connected (handshaking or playing).")}
     , entities{registry.add_gauge("ecsnet_entities", "Live entities in the world.")}
-    , sent_bytes{registry.add_counter("ecsnet_network_sent_bytes_total", "Bytes written to client sockets.")}
-    , received_bytes{registry.add_counter("ecsnet_network_received_bytes_total",
-                                          "Bytes read from client sockets.")}
+    , sent_bytes{registry.add_counter(
+          "ecsnet_network_sent_bytes_total",
+          "Bytes written to client sockets (TCP stream bytes, UDP datagram payloads).")}
+    , received_bytes{registry.add_counter(
+          "ecsnet_network_received_bytes_total",
+          "Bytes read from client sockets (TCP stream bytes, UDP datagram payloads).")}
     , snapshot_size{registry.add_histogram("ecsnet_snapshot_size_bytes", "Size of each snapshot frame sent.",
                                            histogram::exponential_bounds(16, 2.0, 16))}
     , disconnects{registry.add_counter_family("ecsnet_disconnects_total", "Client disconnects, by reason.",

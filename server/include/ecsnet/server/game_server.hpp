@@ -141,6 +141,10 @@ private:
     std::unique_ptr<udp_listener> udp_;
     std::unique_ptr<token_checker> tokens_;   // TCP's connect tokens (none in development mode)
     std::vector<std::uint64_t> dropped_seen_; // per drop reason: what the metrics already counted
+    struct {
+        std::uint64_t sent{0};
+        std::uint64_t received{0};
+    } udp_bytes_seen_; // the UDP transport's byte counts already added to the traffic metrics
     asio::steady_timer tick_timer_;
     asio::steady_timer shutdown_timer_;
     asio::signal_set signals_;
