@@ -46,6 +46,7 @@ std::unique_ptr<replicator> make_replicator(const server_options& options, game_
         interest.budget_kbps = options.client_budget_kbps;
         interest.tick_rate = options.tick_rate;
         interest.relevancy_period = options.relevancy_period;
+        interest.workers = options.workers;
         return std::make_unique<interest_replicator>(world, history, *spatial, interest, metrics);
     }
     return std::make_unique<world_replicator>(history, metrics);
@@ -647,7 +648,8 @@ std::optional<outgoing_snapshot> game_server::next_snapshot(client_link& to) {
         return std::nullopt;
     }
     if (s.full_state_in_flight) {
-        metrics_.snapshots_held.add(); // one at a time: the client's ack (or full-state request) sends the next
+        // One at a time: the client's ack (or full-state request) sends the next.
+        metrics_.snapshots_held.add();
         return std::nullopt;
     }
     if (s.sent && s.ack_anchor && *s.sent - *s.ack_anchor >= options_.max_unacked_ticks) {

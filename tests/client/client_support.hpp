@@ -33,9 +33,10 @@ using namespace std::chrono_literals;
 class test_server {
 public:
     /// relevancy_radius 0: every client sees the whole world; above 0, interest-managed views. key_file
-    /// empty: --insecure-dev (clients make their own tokens); else the studio's key (--key-file).
+    /// empty: --insecure-dev (clients make their own tokens); else the studio's key (--key-file). workers:
+    /// the scheduler's threads, and those recomputing relevant sets.
     explicit test_server(std::size_t npcs = 300, std::uint32_t tick_rate = 30, float relevancy_radius = 0.0F,
-                         const std::string& key_file = {}) {
+                         const std::string& key_file = {}, std::size_t workers = 1) {
         spdlog::set_level(spdlog::level::warn);
         server::server_options options;
         options.bind_address = "127.0.0.1";
@@ -43,7 +44,7 @@ public:
         options.admin_port = 0;
         options.tick_rate = tick_rate;
         options.npcs = npcs;
-        options.workers = 1;
+        options.workers = workers;
         options.relevancy_radius = relevancy_radius;
         // TCP and UDP on one port; clients may make their own (development) tokens.
         options.transport = server::transport_kind::both;
@@ -52,7 +53,7 @@ public:
         server::arena_options arena;
         arena.npcs = npcs;
         arena.tick_rate = tick_rate;
-        arena.workers = 1;
+        arena.workers = workers;
         server_ =
             std::make_unique<server::game_server>(options, std::make_unique<server::arena_world>(arena));
         server_->on_tick([this](proto::tick_type tick, const proto::snapshot_history& history) {

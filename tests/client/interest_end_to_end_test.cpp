@@ -13,6 +13,9 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <memory>
+#include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -101,6 +104,51 @@ TEST_P(InterestEndToEnd, ClientsMirrorOnlyWhatIsNearAndEverythingTheyMirrorIsExa
     poll_for(walker, 300ms);
     EXPECT_EQ(walker.stats().checksum_mismatches, 0U);
     EXPECT_EQ(walker.stats().snapshots_refused, 0U);
+}
+
+// The relevant sets recomputed on two threads (the server's --workers 2): the clients due in a tick are
+// split between them (interest_replicator), and what each client mirrors is still only what is near.
+TEST_P(InterestEndToEnd, SetsRecomputedOnTwoWorkersStayNearAndExact) {
+    test_server server{3000, 30, radius, {}, 2};
+    ecsnet::client::client walker{arena::replicated_schema(), named("walker")};
+    std::vector<std::unique_ptr<ecsnet::client::client>> crowd; // thin: 6 of 12 sets due a tick
+    for (int i = 0; i < 11; ++i) {
+        auto options = named("crowd" + std::to_string(i));
+        options.thin = true;
+        crowd.push_back(std::make_unique<ecsnet::client::client>(arena::replicated_schema(), options));
+        ASSERT_TRUE(crowd.back()->connect("127.0.0.1", server.port()));
+    }
+    std::size_t applied = 0;
+    double farthest = 0.0;
+    walker.on_snapshot([&](const proto::applied_snapshot&) {
+        ++applied;
+        ASSERT_TRUE(walker.mirror().verify());
+        const auto* mine = walker.registry().try_get<Transform>(walker.own_entity());
+        if (mine == nullptr) {
+            return;
+        }
+        walker.registry().view<const Transform>().each([&](const Transform& t) {
+            farthest = std::max(farthest, std::hypot(double{t.x} - mine->x, double{t.y} - mine->y));
+        });
+    });
+    ASSERT_TRUE(walker.connect("127.0.0.1", server.port()));
+    const auto deadline = std::chrono::steady_clock::now() + 3s;
+    while (std::chrono::steady_clock::now() < deadline) {
+        walker.send_input(arena::encode(arena::move_input{0, 1.0F, 0.3F, 8.0F}));
+        walker.poll();
+        for (auto& c : crowd) {
+            c->poll();
+        }
+        std::this_thread::sleep_for(15ms);
+    }
+    EXPECT_GT(applied, 60U);
+    EXPECT_LE(farthest, radius * 1.1 + 5.0);
+    EXPECT_EQ(walker.stats().checksum_mismatches, 0U);
+    EXPECT_EQ(walker.stats().snapshots_refused, 0U);
+    for (auto& c : crowd) {
+        EXPECT_EQ(c->state(), ecsnet::client::client_state::connected);
+        EXPECT_GT(c->stats().snapshots_received, 30U);
+    }
 }
 
 TEST_P(InterestEndToEnd, ABudgetTooSmallForTheOwnAvatarIsRefusedAtConnect) {

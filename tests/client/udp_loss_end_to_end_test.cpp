@@ -1,6 +1,6 @@
 // Issue 14's end-to-end tests through the network simulator: the real server in-process (UDP, development
-// tokens, the whole world, so that every applied tick checks against the server's checksum), SDK clients on one application io_context run by two threads, each with
-// the transport's simulator on both of its paths.
+// tokens, the whole world, so that every applied tick checks against the server's checksum), SDK clients on
+// one application io_context run by two threads, each with the transport's simulator on both of its paths.
 // - 50 clients for 20 s at 10% loss, 100 ms latency and 20 ms jitter each way, 1% duplication and 1%
 //   reordering: every join completes; every applied snapshot's checksum is the server's of its tick and the
 //   mirror verifies (0 desyncs); every client converges (its newest tick a few ticks behind the server's);
@@ -32,7 +32,8 @@ using ecsnet::client::transport_kind;
 using steady = std::chrono::steady_clock;
 
 constexpr std::size_t npcs = 300;
-constexpr float relevancy_radius = 0.0F; // whole world: each applied tick checks against the server's own checksum
+constexpr float relevancy_radius =
+    0.0F; // whole world: each applied tick checks against the server's own checksum
 
 struct lossy_client {
     std::unique_ptr<ecsnet::client::client> net;
@@ -135,8 +136,8 @@ TEST(UdpLoss, FiftyClientsThroughTenPercentLossStayExactConvergeAndLoseNoInput) 
     lossy_swarm swarm{server, 50, sim, "lossy"};
 
     // Every join completes: a full state applied.
-    ASSERT_TRUE(wait_until([&] { return swarm.all([&](std::size_t i) { return swarm.newest(i).has_value(); }); },
-                           20'000ms));
+    ASSERT_TRUE(wait_until(
+        [&] { return swarm.all([&](std::size_t i) { return swarm.newest(i).has_value(); }); }, 20'000ms));
 
     // 20 s of play, an input every 100 ms each.
     const auto end = steady::now() + 20s;
@@ -185,8 +186,8 @@ TEST(UdpLoss, ThirtyPercentLossForTenSecondsDropsNoOneAndAllConvergeWithinASecon
     transport::sim_config calm;
     calm.latency = 25ms;
     lossy_swarm swarm{server, 20, calm, "storm"};
-    ASSERT_TRUE(wait_until([&] { return swarm.all([&](std::size_t i) { return swarm.newest(i).has_value(); }); },
-                           10'000ms));
+    ASSERT_TRUE(wait_until(
+        [&] { return swarm.all([&](std::size_t i) { return swarm.newest(i).has_value(); }); }, 10'000ms));
 
     auto storm = calm;
     storm.loss = 0.30;

@@ -56,7 +56,8 @@ struct view_world {
                 weights.push_back(1.0F + static_cast<float>(index % 3));
             }
             // A budget that leaves some entities behind, so that views hold entities at older ticks.
-            static_cast<void>(view.write(relevant, weights, tick == 1 ? std::int64_t{1} << 30 : 1500, 0, envelope));
+            static_cast<void>(
+                view.write(relevant, weights, tick == 1 ? std::int64_t{1} << 30 : 1500, 0, envelope));
             auto bytes = proto::encode_envelope(envelope);
             if (tick == 4) {
                 tick4 = std::move(bytes);

@@ -69,7 +69,8 @@ public:
     [[nodiscard]] virtual std::optional<spatial_layout> spatial() const { return std::nullopt; }
     /// Whether an entity within a client's radius may be relevant to it (teams, rooms, line of sight...).
     /// Asked when the client's relevant set is recomputed (every few ticks), for entities in range that are
-    /// not always relevant. The default: yes.
+    /// not always relevant, from the server's worker threads, several clients at once: it must only read.
+    /// The default: yes.
     [[nodiscard]] virtual bool may_see(client_id client, entity avatar, entity candidate) const {
         static_cast<void>(client);
         static_cast<void>(avatar);

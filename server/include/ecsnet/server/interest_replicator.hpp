@@ -28,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include <ecsnet/ecs/thread_pool.hpp>
 #include <ecsnet/proto/client_view.hpp>
 #include <ecsnet/proto/history.hpp>
 #include <ecsnet/proto/row_history.hpp>
@@ -55,6 +56,9 @@ struct interest_options {
     std::size_t max_entering{128};
     /// Bytes a snapshot costs on the wire besides its frame (the transport's headers).
     std::size_t wire_overhead{52};
+    /// Threads recomputing relevant sets, the tick's own included (the clients due in a tick are split
+    /// between them; game_world::may_see is then asked from all of them).
+    std::size_t workers{1};
 };
 
 class interest_replicator final : public replicator {
@@ -84,7 +88,12 @@ private:
 
     void move_grid();
     void read_relevance_marks();
-    void update_relevancy(client_state& c);
+    // What one thread needs to recompute a relevant set.
+    struct relevancy_scratch {
+        interest::relevancy_changes changes;
+        std::vector<std::uint32_t> always_for;
+    };
+    void update_relevancy(client_state& c, relevancy_scratch& scratch) const;
     [[nodiscard]] std::optional<interest::grid_position> position_of(std::uint32_t index) const noexcept;
 
     game_world* world_;
@@ -120,8 +129,9 @@ private:
     std::vector<std::uint32_t> marked_; // indices with a mark this tick (to reset next tick)
 
     // scratch
-    interest::relevancy_changes changes_;
-    std::vector<std::uint32_t> always_for_;
+    std::vector<relevancy_scratch> scratch_; // one per worker
+    std::vector<client_state*> due_;         // clients whose set is recomputed this tick
+    std::unique_ptr<thread_pool> pool_;      // with workers > 1
     v1::Envelope envelope_;
 };
 
