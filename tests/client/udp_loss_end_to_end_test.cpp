@@ -125,6 +125,20 @@ std::map<std::string, std::uint64_t> inputs_received(test_server& server) {
     });
 }
 
+// What the server holds of a client, for failure messages.
+std::string describe(test_server& server, const std::string& name) {
+    return server.server().call([&server, &name] {
+        for (const auto& c : server.server().clients()) {
+            if (c.name == name) {
+                return "sent " + (c.sent ? std::to_string(*c.sent) : std::string{"-"}) + ", acked " +
+                       (c.acked ? std::to_string(*c.acked) : std::string{"-"}) + ", resends " +
+                       std::to_string(c.resends) + ", bytes sent " + std::to_string(c.bytes_sent);
+            }
+        }
+        return std::string{"has no such client"};
+    });
+}
+
 TEST(UdpLoss, FiftyClientsThroughTenPercentLossStayExactConvergeAndLoseNoInput) {
     test_server server{npcs, 30, relevancy_radius};
     transport::sim_config sim;
@@ -173,7 +187,13 @@ TEST(UdpLoss, FiftyClientsThroughTenPercentLossStayExactConvergeAndLoseNoInput) 
         ASSERT_FALSE(applied.empty()) << name;
         compared += expect_checksums_match(server, applied);
         // Converged: its newest tick is the server's but for the latency (100 ms, 3 ticks) and a few lost.
-        EXPECT_GE(applied.back().tick + 15, newest) << name;
+        EXPECT_GE(applied.back().tick + 15, newest)
+            << name << ": received " << stats.snapshots_received << ", refused " << stats.snapshots_refused
+            << " (unknown baselines " << stats.unknown_baselines << "), full states "
+            << stats.full_states_received << ", acks repeated " << stats.acks_repeated
+            << ", packets received " << stats.packets_received << ", lost " << stats.packets_lost
+            << ", messages dropped " << stats.messages_dropped << ", bytes received " << stats.bytes_received
+            << "; the server " << describe(server, name);
         // And it kept up: at 10% loss most ticks arrive.
         const auto span = applied.back().tick - applied.front().tick + 1;
         EXPECT_GE(applied.size() * 10, span * 7) << name << ": " << applied.size() << " of " << span;

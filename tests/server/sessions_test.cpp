@@ -351,4 +351,41 @@ TEST(Sessions, AcksOlderThanTheFullStateInFlightAreIgnoredUntilItsOwnArrives) {
     EXPECT_EQ(server.get().metrics().stale_acks.value(), 2U);
 }
 
+// The window counts what was sent since the newest ack arrived: a full state acked late (its delivery took
+// longer than the window) leaves the client a whole window of deltas, not one (a lost one would stall it).
+// And while held, a repeated ack of nothing newer (the client received nothing since: every snapshot in
+// the window was lost) sends one more snapshot, the newest.
+TEST(Sessions, TheWindowStartsAtTheAckAndARepeatedAckWhileHeldSendsOneMore) {
+    auto options = test_options();
+    options.max_unacked_ticks = 5;
+    running_server server{options};
+    raw_client late{server.port()};
+    late.send_hello(arena::replicated_schema(), "late");
+    const auto read_snapshots = [&](std::chrono::milliseconds duration) {
+        std::vector<v1::Snapshot> received;
+        const auto deadline = steady::now() + duration;
+        while (steady::now() < deadline) {
+            if (auto message = late.read(50ms); message && message->has_snapshot()) {
+                received.push_back(message->snapshot());
+            }
+        }
+        return received;
+    };
+    auto first = read_snapshots(500ms); // 15 ticks: the full state waits for its ack meanwhile
+    ASSERT_EQ(first.size(), 1U);
+    ASSERT_TRUE(first[0].full_state());
+    v1::Envelope ack;
+    ack.mutable_ack()->set_tick(first[0].tick());
+    late.send(ack);
+    const auto window = read_snapshots(500ms);
+    EXPECT_GE(window.size(), 5U) << "a whole window after the late ack";
+    EXPECT_LE(window.size(), 6U);
+
+    late.send(ack); // the same ack again: held, and nothing newer to ack
+    const auto nudged = read_snapshots(300ms);
+    ASSERT_EQ(nudged.size(), 1U);
+    EXPECT_FALSE(nudged[0].full_state());
+    EXPECT_GT(nudged[0].tick(), window.back().tick());
+}
+
 } // namespace

@@ -79,21 +79,42 @@ TEST(ChallengeAndResponse, RoundTripAtTheirExactSizes) {
     challenge.challenge_sequence = 0x0102030405060708;
     challenge.salt[3] = 9;
     challenge.token[100] = 42;
+    challenge.ciphers = known_ciphers;
     const auto bytes = write_challenge(challenge);
-    ASSERT_EQ(bytes.size(), 420U);
+    ASSERT_EQ(bytes.size(), 421U);
     const auto read = read_challenge(bytes);
     ASSERT_TRUE(read);
     EXPECT_EQ(read->challenge_sequence, challenge.challenge_sequence);
     EXPECT_EQ(read->salt, challenge.salt);
     EXPECT_EQ(read->token, challenge.token);
-    EXPECT_EQ(read_challenge(std::span{bytes}.first(419)).error(), drop_reason::malformed);
+    EXPECT_EQ(read->ciphers, known_ciphers);
+    EXPECT_EQ(read_challenge(std::span{bytes}.first(420)).error(), drop_reason::malformed);
 
-    const auto response = write_response({challenge.challenge_sequence, challenge.token});
-    ASSERT_EQ(response.size(), 404U);
+    const auto response =
+        write_response({challenge.challenge_sequence, challenge.token, packet_cipher::aes256_gcm});
+    ASSERT_EQ(response.size(), 405U);
     const auto back = read_response(response);
     ASSERT_TRUE(back);
     EXPECT_EQ(back->token, challenge.token);
-    EXPECT_EQ(read_response(std::span{response}.first(403)).error(), drop_reason::malformed);
+    EXPECT_EQ(back->cipher, packet_cipher::aes256_gcm);
+    EXPECT_EQ(read_response(std::span{response}.first(404)).error(), drop_reason::malformed);
+}
+
+// The cipher bytes: an offer must hold ChaCha20-Poly1305 and nothing unknown; a choice must be a cipher.
+TEST(ChallengeAndResponse, CipherOffersAndChoicesOutsideTheKnownOnesAreMalformed) {
+    challenge_data challenge;
+    for (const std::uint8_t offer : {0x00, 0x02, 0x05, 0x80}) {
+        challenge.ciphers = offer;
+        EXPECT_EQ(read_challenge(write_challenge(challenge)).error(), drop_reason::malformed) << int{offer};
+    }
+    auto response = write_response({1, {}, packet_cipher::chacha20_poly1305});
+    for (const std::uint8_t choice : {2, 7, 255}) {
+        response.back() = choice;
+        EXPECT_EQ(read_response(response).error(), drop_reason::malformed) << int{choice};
+    }
+    EXPECT_EQ(choose_cipher(known_ciphers, known_ciphers), packet_cipher::aes256_gcm);
+    EXPECT_EQ(choose_cipher(0x01, known_ciphers), packet_cipher::chacha20_poly1305);
+    EXPECT_EQ(choose_cipher(known_ciphers, 0x01), packet_cipher::chacha20_poly1305);
 }
 
 // The answers a server sends before a connection exists are smaller than the request they answer.

@@ -111,6 +111,34 @@ TEST(PacketCrypto, APacketTurnedIntoAnotherTypeIsRefused) {
     EXPECT_FALSE(opened(packet, k));
 }
 
+// AES-256-GCM where the CPU runs it: the same layout, and neither cipher opens the other's packets.
+TEST(PacketCrypto, EachCipherRoundTripsAndNeitherOpensTheOther) {
+    ASSERT_NE(available_ciphers() & cipher_bit(packet_cipher::chacha20_poly1305), 0);
+    if ((available_ciphers() & cipher_bit(packet_cipher::aes256_gcm)) == 0) {
+        GTEST_SKIP() << "no AES-NI here: only ChaCha20-Poly1305";
+    }
+    const auto k = generate_key();
+    std::vector<std::uint8_t> data(1100);
+    for (std::size_t i = 0; i < data.size(); ++i) {
+        data[i] = static_cast<std::uint8_t>(i * 7);
+    }
+    for (const auto cipher : {packet_cipher::chacha20_poly1305, packet_cipher::aes256_gcm}) {
+        std::array<std::uint8_t, max_datagram_bytes> sealed{};
+        const auto size = seal_packet(packet_type::payload, 77, data, k, 5, sealed, cipher);
+        ASSERT_EQ(size, sealed_size(77, data.size()));
+        const std::span<const std::uint8_t> datagram{sealed.data(), size};
+        const auto header = read_datagram_header(datagram);
+        ASSERT_TRUE(header);
+        std::array<std::uint8_t, max_datagram_bytes> plain{};
+        const auto opened = open_packet(*header, datagram, k, 5, plain, cipher);
+        ASSERT_TRUE(opened);
+        EXPECT_TRUE(std::equal(data.begin(), data.end(), plain.begin()));
+        const auto other = cipher == packet_cipher::aes256_gcm ? packet_cipher::chacha20_poly1305
+                                                               : packet_cipher::aes256_gcm;
+        EXPECT_FALSE(open_packet(*header, datagram, k, 5, plain, other));
+    }
+}
+
 TEST(PacketCrypto, BadPrefixesAreRefusedBeforeAnyCrypto) {
     std::vector<std::uint8_t> packet(40, 0);
     for (const std::uint8_t prefix : {0x10, 0x17, 0x1F, 0x05, 0x95, 0xF5}) { // type 0, 7, 15; 0 or 9+ bytes

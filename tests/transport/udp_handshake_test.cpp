@@ -3,11 +3,13 @@
 // costs the server no connection; the client's state machine reports each failure clearly.
 
 #include <algorithm>
+#include <array>
 
 #include <gtest/gtest.h>
 
 #include "ecsnet/transport/dev_key.hpp"
 #include "ecsnet/transport/packet_crypto.hpp"
+#include "ecsnet/transport/packets.hpp"
 #include "transport_harness.hpp"
 
 namespace {
@@ -48,6 +50,70 @@ TEST(Handshake, AClientWithAGoodTokenConnects) {
     net.pump();
     ASSERT_FALSE(net.events_of("10.0.0.2:5000").messages.empty());
     EXPECT_EQ(net.events_of("10.0.0.2:5000").messages.back().second, "hello client");
+}
+
+// The connection's packets use AES-256-GCM when the server offers it and the client may use it, else
+// ChaCha20-Poly1305, and messages flow either way.
+TEST(Handshake, TheCipherIsAesWhenBothEndsRunItElseChaCha) {
+    const bool aes_here = (available_ciphers() & cipher_bit(packet_cipher::aes256_gcm)) != 0;
+    const auto chacha_only = cipher_bit(packet_cipher::chacha20_poly1305);
+    struct case_t {
+        std::uint8_t server;
+        std::uint8_t client;
+        packet_cipher expected;
+    };
+    const auto aes_if_here = aes_here ? packet_cipher::aes256_gcm : packet_cipher::chacha20_poly1305;
+    for (const auto& c : {case_t{0, 0, aes_if_here}, case_t{chacha_only, 0, packet_cipher::chacha20_poly1305},
+                          case_t{0, chacha_only, packet_cipher::chacha20_poly1305}}) {
+        auto config = harness::default_config();
+        config.ciphers = c.server;
+        harness net{config};
+        client_config client_settings;
+        client_settings.ciphers = c.client;
+        auto& client = net.add_client("10.0.0.2:5000", client_settings);
+        ASSERT_TRUE(net.connect(client, 7));
+        const auto& info = net.server_events_log().connected.at(0);
+        EXPECT_EQ(client.stats(net.now()).cipher, c.expected);
+        EXPECT_EQ(net.server().stats(info.id, net.now())->cipher, c.expected);
+        EXPECT_EQ(client.send(channel::reliable, text("over the chosen cipher"), net.now()),
+                  send_status::queued);
+        client.flush(net.now());
+        net.pump();
+        ASSERT_FALSE(net.server_events_log().messages.empty());
+        EXPECT_EQ(net.server_events_log().messages.back().bytes, "over the chosen cipher");
+        EXPECT_EQ(net.server().counters().dropped.total(), 0U);
+    }
+}
+
+// A response naming a cipher the server did not offer (a client that ignores the offer, or a forged one)
+// connects nothing.
+TEST(Handshake, AResponseChoosingACipherNotOfferedIsRefused) {
+    auto config = harness::default_config();
+    config.ciphers = cipher_bit(packet_cipher::chacha20_poly1305);
+    harness net{config};
+    const auto from = *net_address::parse("10.0.0.2:5000");
+    const auto token = net.token(9);
+    net.server().receive(write_connection_request(token), from, net.now());
+    ASSERT_EQ(net.queue().size(), 1U);
+    const auto challenge_packet = net.queue().front().bytes;
+    net.queue().clear();
+    const auto header = read_datagram_header(challenge_packet);
+    ASSERT_TRUE(header);
+    std::array<std::uint8_t, max_datagram_bytes> plain{};
+    const auto size =
+        open_packet(*header, challenge_packet, token.server_to_client_key, test_protocol, plain);
+    ASSERT_TRUE(size);
+    const auto challenge = read_challenge(std::span{plain}.first(*size));
+    ASSERT_TRUE(challenge);
+    EXPECT_EQ(challenge->ciphers, cipher_bit(packet_cipher::chacha20_poly1305));
+    std::array<std::uint8_t, max_datagram_bytes> out{};
+    const auto response_size = seal_clear_packet(
+        packet_type::response, handshake_sequence_bit | 1,
+        write_response({challenge->challenge_sequence, challenge->token, packet_cipher::aes256_gcm}),
+        token.client_to_server_key, test_protocol, out);
+    net.server().receive(std::span{out}.first(response_size), from, net.now());
+    EXPECT_EQ(net.server().connection_count(), 0U);
+    EXPECT_EQ(net.dropped(drop_reason::malformed), 1U);
 }
 
 TEST(Handshake, ATokenSealedWithAnotherKeyIsRefused) {

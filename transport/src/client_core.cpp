@@ -170,7 +170,7 @@ void client_core::send_request(clock::time_point now) {
 
 void client_core::send_response(clock::time_point now) {
     last_handshake_sent_ = now;
-    const auto data = write_response({challenge_->challenge_sequence, challenge_->token});
+    const auto data = write_response({challenge_->challenge_sequence, challenge_->token, cipher_});
     const auto size = seal_clear_packet(packet_type::response, random_handshake_sequence(), data,
                                         token_->client_to_server_key, token_->protocol_id, out_);
     emit(std::span{out_}.first(size));
@@ -179,7 +179,7 @@ void client_core::send_response(clock::time_point now) {
 void client_core::send_connection_packet(packet_type type, std::span<const std::uint8_t> data,
                                          clock::time_point now) {
     const auto size =
-        seal_packet(type, next_sequence_, data, keys_.client_to_server, token_->protocol_id, out_);
+        seal_packet(type, next_sequence_, data, keys_.client_to_server, token_->protocol_id, out_, cipher_);
     if (size == 0) {
         return;
     }
@@ -262,6 +262,7 @@ void client_core::receive(std::span<const std::uint8_t> datagram, const net_addr
             return;
         }
         challenge_ = *challenge;
+        cipher_ = choose_cipher(challenge->ciphers, usable_ciphers(config_.ciphers));
         keys_ =
             derive_session_keys(token_->client_to_server_key, token_->server_to_client_key, challenge->salt);
         replay_ = replay_window{};
@@ -303,7 +304,8 @@ void client_core::on_session_packet(const datagram_header& header, std::span<con
         drop(drop_reason::replayed);
         return;
     }
-    const auto size = open_packet(header, datagram, keys_.server_to_client, token_->protocol_id, plain_);
+    const auto size =
+        open_packet(header, datagram, keys_.server_to_client, token_->protocol_id, plain_, cipher_);
     if (!size) {
         drop(drop_reason::decrypt_failed);
         return;
@@ -489,6 +491,7 @@ connection_stats client_core::stats(clock::time_point now) const {
     out.bytes_sent = bytes_sent_;
     out.bytes_received = bytes_received_;
     out.keep_alives_sent = keep_alives_sent_;
+    out.cipher = cipher_;
     if (state_ == client_state::connected) {
         out.connected_for = std::chrono::duration_cast<std::chrono::milliseconds>(now - connected_at_);
         out.since_last_received = std::chrono::duration_cast<std::chrono::milliseconds>(now - last_received_);

@@ -11,6 +11,7 @@ namespace ecsnet::transport {
 handshake_handler::handshake_handler(const server_config& config, server_counters& counters,
                                      clock::time_point now)
     : protocol_id_{config.protocol_id}
+    , ciphers_{usable_ciphers(config.ciphers)}
     , private_key_{config.private_key}
     , challenge_lifetime_{config.challenge_lifetime}
     , counters_{counters}
@@ -89,7 +90,7 @@ challenge_data handshake_handler::make_challenge(const checked_request& request,
     contents.server_to_client_key = request.token.server_to_client_key;
     contents.user_data = request.token.user_data;
     const auto issued = keys_.seal(contents, from, protocol_id_);
-    challenge_data challenge{issued.sequence, contents.salt, issued.token};
+    challenge_data challenge{issued.sequence, contents.salt, issued.token, ciphers_};
     sodium_memzero(contents.client_to_server_key.data(), contents.client_to_server_key.size());
     sodium_memzero(contents.server_to_client_key.data(), contents.server_to_client_key.size());
     return challenge;
@@ -115,6 +116,10 @@ handshake_handler::check_response(const datagram_header& header, std::span<const
     if (!verify_clear_packet(header, datagram, contents->client_to_server_key, protocol_id_)) {
         return drop_reason::decrypt_failed;
     }
+    if ((ciphers_ & cipher_bit(response->cipher)) == 0) {
+        return drop_reason::malformed; // a cipher this server did not offer
+    }
+    contents->cipher = response->cipher;
     const auto age_ms = std::chrono::duration_cast<std::chrono::milliseconds>(now - epoch_).count() -
                         std::int64_t(contents->issued_ms);
     if (age_ms < 0 || age_ms > challenge_lifetime_.count()) {

@@ -40,7 +40,23 @@ std::size_t write_header(packet_type type, std::uint64_t sequence, std::uint8_t*
     return 1 + count;
 }
 
+static_assert(crypto_aead_aes256gcm_KEYBYTES == crypto_aead_chacha20poly1305_IETF_KEYBYTES &&
+                  crypto_aead_aes256gcm_NPUBBYTES == crypto_aead_chacha20poly1305_IETF_NPUBBYTES &&
+                  crypto_aead_aes256gcm_ABYTES == crypto_aead_chacha20poly1305_IETF_ABYTES,
+              "the two ciphers share the packet layout");
+
 } // namespace
+
+std::uint8_t available_ciphers() noexcept {
+    static const std::uint8_t ciphers = [] {
+        std::uint8_t set = cipher_bit(packet_cipher::chacha20_poly1305);
+        if (sodium_init() >= 0 && crypto_aead_aes256gcm_is_available() != 0) {
+            set |= cipher_bit(packet_cipher::aes256_gcm);
+        }
+        return set;
+    }();
+    return ciphers;
+}
 
 outcome<datagram_header, drop_reason> read_datagram_header(std::span<const std::uint8_t> datagram) noexcept {
     if (datagram.empty() || datagram.size() > max_datagram_bytes) {
@@ -63,9 +79,10 @@ outcome<datagram_header, drop_reason> read_datagram_header(std::span<const std::
 }
 
 std::size_t seal_packet(packet_type type, std::uint64_t sequence, std::span<const std::uint8_t> data,
-                        const key& k, std::uint64_t protocol_id, std::span<std::uint8_t> out) noexcept {
+                        const key& k, std::uint64_t protocol_id, std::span<std::uint8_t> out,
+                        packet_cipher cipher) noexcept {
     const auto size = sealed_size(sequence, data.size());
-    if (out.size() < size) {
+    if (out.size() < size || (available_ciphers() & cipher_bit(cipher)) == 0) {
         return 0;
     }
     const auto header_size = write_header(type, sequence, out.data());
@@ -73,16 +90,23 @@ std::size_t seal_packet(packet_type type, std::uint64_t sequence, std::span<cons
     write_base_ad(ad.data(), protocol_id, out[0]);
     const auto nonce = nonce_of(sequence);
     unsigned long long written = 0;
-    crypto_aead_chacha20poly1305_ietf_encrypt(out.data() + header_size, &written, data.data(), data.size(),
-                                              ad.data(), ad.size(), nullptr, nonce.data(), k.data());
+    if (cipher == packet_cipher::aes256_gcm) {
+        crypto_aead_aes256gcm_encrypt(out.data() + header_size, &written, data.data(), data.size(), ad.data(),
+                                      ad.size(), nullptr, nonce.data(), k.data());
+    } else {
+        crypto_aead_chacha20poly1305_ietf_encrypt(out.data() + header_size, &written, data.data(),
+                                                  data.size(), ad.data(), ad.size(), nullptr, nonce.data(),
+                                                  k.data());
+    }
     return size;
 }
 
 std::optional<std::size_t> open_packet(const datagram_header& header, std::span<const std::uint8_t> datagram,
-                                       const key& k, std::uint64_t protocol_id,
-                                       std::span<std::uint8_t> out) noexcept {
+                                       const key& k, std::uint64_t protocol_id, std::span<std::uint8_t> out,
+                                       packet_cipher cipher) noexcept {
     if (datagram.size() < header.size + mac_bytes || datagram.size() > max_datagram_bytes ||
-        out.size() < datagram.size() - header.size - mac_bytes) {
+        out.size() < datagram.size() - header.size - mac_bytes ||
+        (available_ciphers() & cipher_bit(cipher)) == 0) {
         return std::nullopt;
     }
     const auto cipher_size = datagram.size() - header.size;
@@ -90,9 +114,14 @@ std::optional<std::size_t> open_packet(const datagram_header& header, std::span<
     write_base_ad(ad.data(), protocol_id, header.prefix);
     const auto nonce = nonce_of(header.sequence);
     unsigned long long opened = 0;
-    if (crypto_aead_chacha20poly1305_ietf_decrypt(out.data(), &opened, nullptr, datagram.data() + header.size,
-                                                  cipher_size, ad.data(), ad.size(), nonce.data(),
-                                                  k.data()) != 0) {
+    const int failed =
+        cipher == packet_cipher::aes256_gcm
+            ? crypto_aead_aes256gcm_decrypt(out.data(), &opened, nullptr, datagram.data() + header.size,
+                                            cipher_size, ad.data(), ad.size(), nonce.data(), k.data())
+            : crypto_aead_chacha20poly1305_ietf_decrypt(out.data(), &opened, nullptr,
+                                                        datagram.data() + header.size, cipher_size, ad.data(),
+                                                        ad.size(), nonce.data(), k.data());
+    if (failed != 0) {
         return std::nullopt;
     }
     return static_cast<std::size_t>(opened);

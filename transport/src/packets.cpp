@@ -148,6 +148,7 @@ std::array<std::uint8_t, challenge_data_bytes> write_challenge(const challenge_d
     out.u64(challenge.challenge_sequence);
     out.bytes(challenge.salt);
     out.bytes(challenge.token);
+    out.u8(challenge.ciphers);
     return bytes;
 }
 
@@ -160,6 +161,11 @@ outcome<challenge_data, drop_reason> read_challenge(std::span<const std::uint8_t
     challenge.challenge_sequence = in.u64();
     in.copy_to(challenge.salt);
     in.copy_to(challenge.token);
+    challenge.ciphers = in.u8();
+    if ((challenge.ciphers & cipher_bit(packet_cipher::chacha20_poly1305)) == 0 ||
+        (challenge.ciphers & ~known_ciphers) != 0) {
+        return drop_reason::malformed;
+    }
     return challenge;
 }
 
@@ -168,6 +174,7 @@ std::array<std::uint8_t, response_data_bytes> write_response(const response_data
     wire_writer out{bytes};
     out.u64(response.challenge_sequence);
     out.bytes(response.token);
+    out.u8(static_cast<std::uint8_t>(response.cipher));
     return bytes;
 }
 
@@ -179,6 +186,11 @@ outcome<response_data, drop_reason> read_response(std::span<const std::uint8_t> 
     response_data response;
     response.challenge_sequence = in.u64();
     in.copy_to(response.token);
+    const auto cipher = in.u8();
+    if (cipher > static_cast<std::uint8_t>(packet_cipher::aes256_gcm)) {
+        return drop_reason::malformed;
+    }
+    response.cipher = static_cast<packet_cipher>(cipher);
     return response;
 }
 

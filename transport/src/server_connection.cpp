@@ -12,6 +12,7 @@ server_connection::server_connection(connection_id id, const challenge_contents&
     , mac_{handshake.mac}
     , keys_{derive_session_keys(handshake.client_to_server_key, handshake.server_to_client_key,
                                 handshake.salt)}
+    , cipher_{handshake.cipher}
     , link_{link_config}
     , timeout_{timeout}
     , connected_at_{now}
@@ -21,7 +22,8 @@ server_connection::server_connection(connection_id id, const challenge_contents&
 std::size_t server_connection::seal(packet_type type, std::span<const std::uint8_t> data,
                                     std::uint64_t protocol_id, std::span<std::uint8_t> out,
                                     clock::time_point now) {
-    const auto size = seal_packet(type, next_sequence_, data, keys_.server_to_client, protocol_id, out);
+    const auto size =
+        seal_packet(type, next_sequence_, data, keys_.server_to_client, protocol_id, out, cipher_);
     if (size != 0) {
         ++next_sequence_;
         ++datagrams_sent_;
@@ -40,7 +42,7 @@ server_connection::open(const datagram_header& header, std::span<const std::uint
     if (!replay_.check(header.sequence)) {
         return drop_reason::replayed;
     }
-    const auto size = open_packet(header, datagram, keys_.client_to_server, protocol_id, out);
+    const auto size = open_packet(header, datagram, keys_.client_to_server, protocol_id, out, cipher_);
     if (!size) {
         return drop_reason::decrypt_failed;
     }
@@ -56,6 +58,7 @@ connection_stats server_connection::stats(clock::time_point now) const {
     connection_stats out;
     out.remote = remote_;
     out.link = link_.stats();
+    out.cipher = cipher_;
     out.datagrams_sent = datagrams_sent_;
     out.datagrams_received = datagrams_received_;
     out.bytes_sent = bytes_sent_;

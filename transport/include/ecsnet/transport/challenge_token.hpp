@@ -24,6 +24,7 @@
 #include "address.hpp"
 #include "connect_token.hpp"
 #include "key.hpp"
+#include "packet_crypto.hpp"
 #include "protocol.hpp"
 #include "session_keys.hpp"
 
@@ -41,6 +42,8 @@ struct challenge_contents {
     key client_to_server_key{};
     key server_to_client_key{};
     transport::user_data user_data{};
+    /// Not sealed: the cipher the client chose in its response (handshake_handler::check_response).
+    packet_cipher cipher{packet_cipher::chacha20_poly1305};
 };
 
 /// Seals `contents` for `client` under `k` with nonce `sequence`.

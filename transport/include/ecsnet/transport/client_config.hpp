@@ -19,6 +19,9 @@ struct client_config {
     std::chrono::milliseconds keep_alive_interval{100};
     /// How long each server address gets to answer, per handshake step; unset: the token's timeout.
     std::optional<std::chrono::milliseconds> handshake_timeout;
+    /// The packet ciphers the client may choose (bits of packet_cipher, packet_crypto.hpp), among those
+    /// this machine runs; ChaCha20-Poly1305 is always allowed. 0: every one this machine runs.
+    std::uint8_t ciphers{0};
     /// Copies of the disconnect packet disconnect() sends.
     std::size_t disconnect_packets{8};
     /// The link (peers must agree on its limits: give the server's).

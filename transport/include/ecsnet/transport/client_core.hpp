@@ -112,6 +112,7 @@ private:
 
     std::optional<challenge_data> challenge_;
     session_keys keys_{};
+    packet_cipher cipher_{packet_cipher::chacha20_poly1305}; // chosen from the challenge's offer
     std::uint64_t next_sequence_{0};
     replay_window replay_;
     std::unique_ptr<transport::link> link_;

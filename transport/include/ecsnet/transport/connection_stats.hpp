@@ -8,6 +8,7 @@
 
 #include "address.hpp"
 #include "link_stats.hpp"
+#include "packet_crypto.hpp"
 
 namespace ecsnet::transport {
 
@@ -19,6 +20,7 @@ struct connection_stats {
     std::uint64_t bytes_sent{};         // whole UDP payloads
     std::uint64_t bytes_received{};
     std::uint64_t keep_alives_sent{};
+    packet_cipher cipher{}; // the connection's packets' AEAD (chosen in the handshake)
     std::chrono::milliseconds connected_for{};
     std::chrono::milliseconds since_last_received{};
 };

@@ -78,6 +78,7 @@ private:
     void sync_eviction_counters();
 
     std::uint64_t protocol_id_;
+    std::uint8_t ciphers_; // offered in challenges
     key private_key_;
     std::vector<net_address> public_addresses_;
     std::chrono::milliseconds challenge_lifetime_;

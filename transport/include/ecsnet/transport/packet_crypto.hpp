@@ -4,8 +4,14 @@
 //
 //   [prefix] (u8)   low 4 bits: packet type (1..6); high 4 bits: how many sequence bytes follow (1..8)
 //   [sequence]      that many bytes, little-endian, high zero bytes omitted
-//   [ciphertext]    the packet type's data, ChaCha20-Poly1305 (IETF) encrypted
+//   [ciphertext]    the packet type's data, encrypted with the connection's AEAD
 //   [MAC] (16)
+//
+// The AEAD: ChaCha20-Poly1305 (IETF) for the handshake's packets and wherever either end lacks AES
+// instructions; AES-256-GCM for a connection's packets when both ends have them (the challenge offers the
+// server's ciphers, the response names the client's choice: protocol.md 10.4). Both take a 32-byte key and
+// a 12-byte nonce and give a 16-byte MAC, so the layout is the same; AES-256-GCM costs about half as much
+// per packet on CPUs with AES-NI and PCLMULQDQ (bench/RESULTS.md, "Transport: the security layer").
 //
 // Nonce: 4 zero bytes then the 64-bit sequence, little-endian; each direction of a connection has its own
 // key, so a nonce never repeats under one key as long as each sender counts its sequences up. Associated
@@ -26,6 +32,31 @@
 #include "protocol.hpp"
 
 namespace ecsnet::transport {
+
+/// A connection's AEAD once connected. The numbers are on the wire (the response's choice) and are bits of
+/// a cipher set: (1 << cipher).
+enum class packet_cipher : std::uint8_t {
+    chacha20_poly1305 = 0, // every machine
+    aes256_gcm = 1,        // libsodium's needs AES-NI and PCLMULQDQ (x86-64)
+};
+inline constexpr std::uint8_t cipher_bit(packet_cipher cipher) noexcept {
+    return static_cast<std::uint8_t>(1U << static_cast<unsigned>(cipher));
+}
+/// Every cipher any end may offer; other bits are refused.
+inline constexpr std::uint8_t known_ciphers =
+    cipher_bit(packet_cipher::chacha20_poly1305) | cipher_bit(packet_cipher::aes256_gcm);
+/// The ciphers this machine runs: ChaCha20-Poly1305 always, AES-256-GCM when the CPU has its instructions.
+[[nodiscard]] std::uint8_t available_ciphers() noexcept;
+/// A config's cipher set (0: all) as this machine can honour it: ChaCha20-Poly1305 always in.
+[[nodiscard]] inline std::uint8_t usable_ciphers(std::uint8_t configured) noexcept {
+    return static_cast<std::uint8_t>(((configured == 0 ? known_ciphers : configured) & available_ciphers()) |
+                                     cipher_bit(packet_cipher::chacha20_poly1305));
+}
+/// What a client picks from the server's offer and its own set: AES-256-GCM when both have it.
+[[nodiscard]] constexpr packet_cipher choose_cipher(std::uint8_t offered, std::uint8_t own) noexcept {
+    return (offered & own & cipher_bit(packet_cipher::aes256_gcm)) != 0 ? packet_cipher::aes256_gcm
+                                                                        : packet_cipher::chacha20_poly1305;
+}
 
 /// How many bytes a sequence takes on the wire: 1 to 8 (its high zero bytes omitted, 0 takes 1).
 [[nodiscard]] constexpr std::size_t sequence_bytes(std::uint64_t sequence) noexcept {
@@ -54,16 +85,18 @@ struct datagram_header {
 [[nodiscard]] outcome<datagram_header, drop_reason>
 read_datagram_header(std::span<const std::uint8_t> datagram) noexcept;
 
-/// Encrypts `data` as a packet of `type` into `out`; returns its size, or 0 when `out` is too small.
+/// Encrypts `data` as a packet of `type` into `out`; returns its size, or 0 when `out` is too small (or
+/// the cipher is not available here).
 std::size_t seal_packet(packet_type type, std::uint64_t sequence, std::span<const std::uint8_t> data,
-                        const key& k, std::uint64_t protocol_id, std::span<std::uint8_t> out) noexcept;
+                        const key& k, std::uint64_t protocol_id, std::span<std::uint8_t> out,
+                        packet_cipher cipher = packet_cipher::chacha20_poly1305) noexcept;
 
 /// Decrypts a packet read by read_datagram_header into `out` (which must hold datagram.size() - header.size -
 /// 16 bytes); returns the data's size, or nullopt when the MAC does not verify.
-[[nodiscard]] std::optional<std::size_t> open_packet(const datagram_header& header,
-                                                     std::span<const std::uint8_t> datagram, const key& k,
-                                                     std::uint64_t protocol_id,
-                                                     std::span<std::uint8_t> out) noexcept;
+[[nodiscard]] std::optional<std::size_t>
+open_packet(const datagram_header& header, std::span<const std::uint8_t> datagram, const key& k,
+            std::uint64_t protocol_id, std::span<std::uint8_t> out,
+            packet_cipher cipher = packet_cipher::chacha20_poly1305) noexcept;
 
 /// A packet whose data travels in clear under a MAC (the response): writes it into `out`, returns its
 /// size or 0 when `out` is too small.

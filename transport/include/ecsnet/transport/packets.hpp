@@ -7,8 +7,10 @@
 //   type  packet               data (in clear before sealing)                        data bytes
 //   0     connection request   (not encrypted: see connection_request below)          1,078 in all
 //   1     connection denied    reason (u8)                                            1
-//   2     challenge            challenge sequence (u64), session salt (16), token     420
-//   3     response             challenge sequence (u64), token (authenticated only)   404
+//   2     challenge            challenge sequence (u64), session salt (16), token,    421
+//                              ciphers offered (u8)
+//   3     response             challenge sequence (u64), token, cipher chosen (u8)   405
+//                              (authenticated only)
 //   4     keep-alive           nothing                                                0
 //   5     payload              one link body                                          1 to 1,175
 //   6     disconnect           reason code (u8), length (u8, <= 127), UTF-8 message   2 + length
@@ -23,6 +25,7 @@
 #include "connect_token.hpp"
 #include "drop_reason.hpp"
 #include "outcome.hpp"
+#include "packet_crypto.hpp"
 #include "protocol.hpp"
 
 namespace ecsnet::transport {
@@ -59,13 +62,16 @@ enum class denial_reason : std::uint8_t {
 
 // --- challenge (type 2) and response (type 3) ------------------------------------------------------------
 
-inline constexpr std::size_t challenge_data_bytes = 8 + session_salt_bytes + challenge_token_bytes; // 420
-inline constexpr std::size_t response_data_bytes = 8 + challenge_token_bytes;                       // 404
+inline constexpr std::size_t challenge_data_bytes = 8 + session_salt_bytes + challenge_token_bytes + 1; // 421
+inline constexpr std::size_t response_data_bytes = 8 + challenge_token_bytes + 1;                       // 405
 
 struct challenge_data {
     std::uint64_t challenge_sequence{};
     session_salt salt{};
     sealed_challenge token{};
+    /// The ciphers the server runs (packet_crypto.hpp: bits of packet_cipher). A reader refuses a set
+    /// without ChaCha20-Poly1305 or with unknown bits (malformed).
+    std::uint8_t ciphers{1};
 };
 [[nodiscard]] std::array<std::uint8_t, challenge_data_bytes> write_challenge(const challenge_data& challenge);
 [[nodiscard]] outcome<challenge_data, drop_reason>
@@ -74,6 +80,9 @@ read_challenge(std::span<const std::uint8_t> data) noexcept;
 struct response_data {
     std::uint64_t challenge_sequence{};
     sealed_challenge token{};
+    /// The client's choice among the challenge's ciphers (packet_cipher). A reader refuses an unknown one
+    /// (malformed); the server refuses one it did not offer.
+    packet_cipher cipher{packet_cipher::chacha20_poly1305};
 };
 [[nodiscard]] std::array<std::uint8_t, response_data_bytes> write_response(const response_data& response);
 [[nodiscard]] outcome<response_data, drop_reason> read_response(std::span<const std::uint8_t> data) noexcept;

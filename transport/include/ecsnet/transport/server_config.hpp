@@ -33,6 +33,9 @@ struct server_config {
     /// Copies of a disconnect packet sent (each under its own sequence), so that one arrives.
     std::size_t disconnect_packets{8};
 
+    /// The packet ciphers offered to clients (bits of packet_cipher, packet_crypto.hpp), among those this
+    /// machine runs; ChaCha20-Poly1305 is always offered. 0: every one this machine runs.
+    std::uint8_t ciphers{0};
     /// A challenge is accepted back for this long after it was issued.
     std::chrono::milliseconds challenge_lifetime{std::chrono::seconds{10}};
     /// The challenge key is replaced this often (the previous one still opens challenges in flight).

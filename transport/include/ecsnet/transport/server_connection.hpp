@@ -75,6 +75,7 @@ private:
     transport::user_data user_data_;
     token_mac mac_;
     session_keys keys_;
+    packet_cipher cipher_; // chosen in the handshake
     std::uint64_t next_sequence_{0};
     replay_window replay_;
     transport::link link_;
