@@ -607,16 +607,18 @@ void game_server::handle_ack(client_link& from, const v1::Ack& ack) {
         return;
     }
     replicator_->on_ack(*s.replication, ack);
+    if (!ack.full_state_requested() && (!s.acked || ack.tick() > *s.acked)) {
+        s.acked = ack.tick();
+    }
     s.full_state_in_flight.reset();
     if (ack.full_state_requested()) {
         s.sent.reset(); // resend the newest tick, in full
-        s.window_start.reset();
+        s.ack_anchor.reset();
         from.want_snapshot();
         return;
     }
-    if (!s.acked || ack.tick() > *s.acked) {
-        s.acked = ack.tick();
-        s.window_start.reset();
+    if (!s.ack_anchor || ack.tick() > *s.ack_anchor) {
+        s.ack_anchor = ack.tick();
         from.want_snapshot(); // a client held back by flow control may take the newest tick now
     } else if (window_full(s)) {
         s.nudged = true;
@@ -625,7 +627,10 @@ void game_server::handle_ack(client_link& from, const v1::Ack& ack) {
 }
 
 bool game_server::window_full(const session& s) const noexcept {
-    return s.sent && s.window_start && *s.sent - *s.window_start >= options_.max_unacked_ticks;
+    // Measured from the acked tick, not from what was sent since: the views in flight stay bounded however
+    // late the acks arrive (a window that restarted at each ack's arrival let them outgrow what a
+    // client_view keeps, over TCP at 20% loss).
+    return s.sent && s.ack_anchor && *s.sent - *s.ack_anchor >= options_.max_unacked_ticks;
 }
 
 void game_server::handle_input(client_link& from, v1::Input& input) {
@@ -666,8 +671,8 @@ std::optional<outgoing_snapshot> game_server::next_snapshot(client_link& to) {
         return std::nullopt;
     }
     s.sent = snapshot->tick;
-    if (!s.window_start) {
-        s.window_start = snapshot->tick;
+    if (!s.ack_anchor) {
+        s.ack_anchor = snapshot->tick;
     }
     if (snapshot->full_state) {
         s.full_state_in_flight = snapshot->tick;

@@ -128,7 +128,7 @@ private:
     void on_closed(client_link& closed) override;
 
     void handle_hello(client_link& from, const v1::ClientHello& hello);
-    /// Flow control: `max_unacked_ticks` sent since the newest ack arrived.
+    /// Flow control: the newest tick sent is `max_unacked_ticks` past the newest acked.
     [[nodiscard]] bool window_full(const session& s) const noexcept;
     void handle_ack(client_link& from, const v1::Ack& ack);
     void handle_input(client_link& from, v1::Input& input);

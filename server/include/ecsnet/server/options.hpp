@@ -57,11 +57,11 @@ struct server_options {
     std::chrono::milliseconds shutdown_grace{1000};      // how long SHUTDOWN messages may take to flush
     std::chrono::milliseconds write_stall_timeout{3000}; // a write without progress this long: SLOW_CONSUMER
     int socket_send_buffer{512 * 1024};                  // SO_SNDBUF of client sockets
-    // Flow control: once the newest snapshot sent to a client is this many ticks past the first one sent
-    // since its newest ack arrived, nothing more is sent until it acks something newer (or repeats its ack:
-    // it received nothing of the window, and one more snapshot goes). A client that falls behind then
-    // receives fewer, fresher snapshots instead of a backlog queued in socket buffers (latency) that ends in
-    // full states (bandwidth).
+    // Flow control: once the newest snapshot sent to a client is this many ticks past the newest tick it
+    // acked (or, before its first ack, past the first snapshot sent), nothing more is sent until it acks
+    // something newer (or repeats its ack: it received nothing since, and one more snapshot goes). A client
+    // that falls behind then receives fewer, fresher snapshots, deltas against a baseline still in the
+    // history, instead of a backlog queued in socket buffers (latency) that ends in full states (bandwidth).
     std::uint32_t max_unacked_ticks{15};
 
     // Interest management (when the world has a spatial layout): each client receives the entities within

@@ -28,11 +28,12 @@ struct session {
     std::unique_ptr<client_replication> replication; // what its replicator keeps of it (after the handshake)
     std::optional<proto::tick_type> acked;           // newest tick acked
     std::optional<proto::tick_type> sent;            // newest tick sent
-    // The first tick sent since the newest ack arrived (or since the first send): snapshots wait once
-    // `sent` is server_options::max_unacked_ticks past it, until an ack of something newer arrives.
-    std::optional<proto::tick_type> window_start;
-    // While held, the client repeated an ack of nothing newer (UDP: it has received nothing since, the
-    // snapshots in the window were all lost): one more snapshot goes, or neither side would ever move.
+    // Newest tick acked, or the first tick sent while none is: snapshots wait once `sent` is
+    // server_options::max_unacked_ticks past it.
+    std::optional<proto::tick_type> ack_anchor;
+    // While held, the client repeated an ack of nothing newer (UDP: it received none of what was sent
+    // since, e.g. the one delta a full state acked late left room for): one more snapshot goes, or neither
+    // side would ever move again.
     bool nudged{false};
     // The tick of a full state sent and not acked yet: nothing more is sent until the client acks it or
     // refuses it (a full state can be large, and one in flight is enough). Acks older than it are stale.
