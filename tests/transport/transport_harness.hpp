@@ -4,16 +4,21 @@
 // datagrams queued between them and delivered by pump(), simulated time. Every datagram passes a
 // filter (drop, change or record it), and every datagram is recorded with its source and destination.
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "ecsnet/transport/client_core.hpp"
 #include "ecsnet/transport/connect_token.hpp"
+#include "ecsnet/transport/packet_crypto.hpp"
+#include "ecsnet/transport/packets.hpp"
 #include "ecsnet/transport/server_core.hpp"
 
 namespace ecsnet::transport::testing {
@@ -192,6 +197,27 @@ public:
     server_core& server() { return *server_; }
     server_events& server_events_log() { return server_events_; }
     const net_address& server_address() const { return server_address_; }
+
+    /// The first half of a handshake done by hand: `token`'s request from `from`, and the challenge the
+    /// server answers with, opened (nullopt if the server sent anything else).
+    std::optional<challenge_data> challenge_for(const connect_token& token, const net_address& from) {
+        server_->receive(write_connection_request(token), from, now_);
+        if (queue_.size() != 1) {
+            return std::nullopt;
+        }
+        const auto packet = queue_.front().bytes;
+        queue_.clear();
+        const auto header = read_datagram_header(packet);
+        std::array<std::uint8_t, max_datagram_bytes> plain{};
+        const auto size = header
+                              ? open_packet(*header, packet, token.server_to_client_key, test_protocol, plain)
+                              : std::nullopt;
+        if (!size) {
+            return std::nullopt;
+        }
+        const auto challenge = read_challenge(std::span{plain}.first(*size));
+        return challenge ? std::optional{*challenge} : std::nullopt;
+    }
     clock::time_point& now() { return now_; }
     std::uint64_t& unix_time() { return unix_; }
     std::deque<datagram>& queue() { return queue_; }

@@ -93,17 +93,7 @@ TEST(Handshake, AResponseChoosingACipherNotOfferedIsRefused) {
     harness net{config};
     const auto from = *net_address::parse("10.0.0.2:5000");
     const auto token = net.token(9);
-    net.server().receive(write_connection_request(token), from, net.now());
-    ASSERT_EQ(net.queue().size(), 1U);
-    const auto challenge_packet = net.queue().front().bytes;
-    net.queue().clear();
-    const auto header = read_datagram_header(challenge_packet);
-    ASSERT_TRUE(header);
-    std::array<std::uint8_t, max_datagram_bytes> plain{};
-    const auto size =
-        open_packet(*header, challenge_packet, token.server_to_client_key, test_protocol, plain);
-    ASSERT_TRUE(size);
-    const auto challenge = read_challenge(std::span{plain}.first(*size));
+    const auto challenge = net.challenge_for(token, from);
     ASSERT_TRUE(challenge);
     EXPECT_EQ(challenge->ciphers, cipher_bit(packet_cipher::chacha20_poly1305));
     std::array<std::uint8_t, max_datagram_bytes> out{};
