@@ -12,6 +12,7 @@
 
 #include <ecsnet/transport/sim_config.hpp>
 
+#include "agones/sdk_options.hpp"
 #include "logging.hpp"
 
 namespace ecsnet::server {
@@ -69,6 +70,9 @@ struct server_options {
     float relevancy_radius{160.0F};
     std::uint32_t client_budget_kbps{128};
     std::uint32_t relevancy_period{2}; // ticks between recomputations of a client's relevant set
+
+    // Agones (docs/agones.md): the SDK sidecar's REST API, with --agones or when AGONES_SDK_HTTP_PORT is set.
+    agones::sdk_options agones;
 };
 
 /// What parse_options decided: run with these options, or exit now with `exit_code` (after --help, or on a
