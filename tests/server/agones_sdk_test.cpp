@@ -231,11 +231,12 @@ TEST(AgonesSdk, PlayersAreAddedToTheListOnJoinAndRemovedOnLeave) {
         mirror_client client{server.get().port(), "agones-player"};
         id = std::to_string(client.client_id);
         ASSERT_TRUE(sidecar.wait_for_calls("/v1beta1/lists/players:addValue", 1, 2s));
-        EXPECT_EQ(sidecar.players(), std::set<std::string>{id});
+        // The sidecar records a call before it answers it.
+        EXPECT_TRUE(eventually([&] { return sidecar.players() == std::set<std::string>{id}; }, 1s));
         EXPECT_EQ(sidecar.calls_to("/v1beta1/lists/players:addValue")[0].body, "{\"value\":\"" + id + "\"}");
     }
     ASSERT_TRUE(sidecar.wait_for_calls("/v1beta1/lists/players:removeValue", 1, 2s));
-    EXPECT_TRUE(sidecar.players().empty());
+    EXPECT_TRUE(eventually([&] { return sidecar.players().empty(); }, 1s));
     // The client counts an answer after the sidecar recorded the call.
     EXPECT_TRUE(eventually([&] { return server.requests("list_remove", "ok") == 1; }, 1s));
     EXPECT_EQ(server.requests("list_add", "ok"), 1U);
