@@ -254,6 +254,21 @@ TEST(AgonesSdk, AMissingSidecarLeavesTheTickAloneAndReadyIsRetriedWithBackoff) {
     EXPECT_LT(server.stop(), 1000ms); // one last attempt each, not retried: the exit is not held
 }
 
+TEST(AgonesSdk, ASidecarThatGoesAwayMidRunLeavesTheTickAloneAndIsCalledAgain) {
+    auto sidecar = std::make_unique<fake_sidecar>();
+    auto options = agones_options(sidecar->port());
+    agones_server server{options};
+    ASSERT_TRUE(eventually([&] { return server.get().agones()->ready_acknowledged(); }, 2s));
+    ASSERT_TRUE(sidecar->wait_for_calls("/watch/gameserver", 1, 2s));
+
+    sidecar.reset(); // its watch stream closes, its port refuses
+    const auto health_errors = server.requests("health", "error");
+    EXPECT_GT(server.tick_ratio(600ms, options.tick_rate), 0.85);
+    EXPECT_GE(server.requests("health", "error"), health_errors + 3); // still pinging, every period
+    EXPECT_GE(server.requests("gameserver", "error"), 1U);           // the watch is being reopened
+    EXPECT_LT(server.stop(), 1000ms);
+}
+
 TEST(AgonesSdk, AHangingSidecarTimesOutWithoutSlowingTheTick) {
     fake_sidecar sidecar;
     sidecar.set_behaviour(fake_sidecar::behaviour::hang, 3000ms);
