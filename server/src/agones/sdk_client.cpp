@@ -76,7 +76,10 @@ void sdk_client::ready() {
 
 void sdk_client::player_connected(std::string_view player_id) {
     std::lock_guard lock{mutex_};
-    if (queue_.size() >= options_.queue_capacity || stopping_) {
+    if (stopping_) {
+        return; // the client has stopped: nothing more reaches the sidecar
+    }
+    if (queue_.size() >= options_.queue_capacity) {
         metrics_.queue_overflows.add();
         return;
     }
@@ -86,7 +89,10 @@ void sdk_client::player_connected(std::string_view player_id) {
 
 void sdk_client::player_disconnected(std::string_view player_id) {
     std::lock_guard lock{mutex_};
-    if (queue_.size() >= options_.queue_capacity || stopping_) {
+    if (stopping_) {
+        return; // the client has stopped: nothing more reaches the sidecar
+    }
+    if (queue_.size() >= options_.queue_capacity) {
         metrics_.queue_overflows.add();
         return;
     }
@@ -293,6 +299,11 @@ void sdk_client::run_health() {
                               "that Agones replaces this server",
                               options_.tick_stall.count());
             }
+        }
+        {
+            // Summaries of the failures left out of the log come on time even when the failures stop.
+            std::lock_guard lock{log_mutex_};
+            log_.flush(clock::now());
         }
         if (sleep_until(started + options_.health_period)) {
             return;
