@@ -12,6 +12,7 @@
 
 #include <ecsnet/transport/sim_config.hpp>
 
+#include "agones/sdk_options.hpp"
 #include "logging.hpp"
 
 namespace ecsnet::server {
@@ -72,6 +73,9 @@ struct server_options {
     // entity at the arena's top speed moves about a metre in that time, against the 16 m between the enter
     // and the leave radius; every client's set costs a quarter of a recomputation per tick, not half.
     std::uint32_t relevancy_period{4};
+
+    // Agones (docs/agones.md): the SDK sidecar's REST API, with --agones or when AGONES_SDK_HTTP_PORT is set.
+    agones::sdk_options agones;
 };
 
 /// What parse_options decided: run with these options, or exit now with `exit_code` (after --help, or on a
