@@ -8,7 +8,7 @@
 
 #include <asio/post.hpp>
 
-#include "datagram_batch.hpp"
+#include "ecsnet/transport/datagram_batch.hpp"
 #include "ecsnet/transport/endpoint.hpp"
 
 namespace ecsnet::transport {
@@ -29,8 +29,8 @@ udp_server::udp_server(asio::io_context& io, udp_server_options options, server_
     : options_{std::move(options)}
     , socket_{io}
     , timer_{io}
-    , incoming_{std::make_unique<detail::incoming_batch>()}
-    , outgoing_{std::make_unique<detail::outgoing_batch>()}
+    , incoming_{std::make_unique<incoming_batch>()}
+    , outgoing_{std::make_unique<outgoing_batch>()}
     , alive_{std::make_shared<bool>(true)} {
     const auto bind_ip = asio::ip::make_address(options_.bind_address);
     const asio::ip::udp::endpoint bind_endpoint{bind_ip, options_.port};
@@ -112,7 +112,7 @@ void udp_server::receive() {
                         core_->receive(datagram, from, now);
                     }
                 });
-                if (received < detail::incoming_batch::capacity) {
+                if (received < incoming_batch::capacity) {
                     break;
                 }
             }

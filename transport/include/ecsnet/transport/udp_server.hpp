@@ -46,10 +46,8 @@ struct udp_server_options {
     int send_buffer_bytes{4 << 20};
 };
 
-namespace detail {
 class incoming_batch;
 class outgoing_batch;
-} // namespace detail
 
 class udp_server {
 public:
@@ -102,8 +100,8 @@ private:
     std::optional<basic_net_simulator<net_address>> sim_out_;
     std::optional<basic_net_simulator<net_address>> sim_in_;
     // What the socket received in one call, and what waits to be sent in one (datagram_batch.hpp).
-    std::unique_ptr<detail::incoming_batch> incoming_;
-    std::unique_ptr<detail::outgoing_batch> outgoing_;
+    std::unique_ptr<incoming_batch> incoming_;
+    std::unique_ptr<outgoing_batch> outgoing_;
     bool flush_posted_{false};
     std::shared_ptr<bool> alive_;
     bool running_{false};

@@ -6,7 +6,9 @@
 // calls themselves were a large share of its time (bench/RESULTS.md, "Capacity with interest management").
 // Elsewhere than Linux both fall back to one call per datagram.
 
+#include <algorithm>
 #include <array>
+#include <cerrno>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -20,7 +22,7 @@
 #include <sys/socket.h>
 #endif
 
-namespace ecsnet::transport::detail {
+namespace ecsnet::transport {
 
 /// Datagrams waiting to be sent; flush() sends them. Not thread-safe.
 class outgoing_batch {
@@ -166,4 +168,4 @@ private:
 #endif
 };
 
-} // namespace ecsnet::transport::detail
+} // namespace ecsnet::transport

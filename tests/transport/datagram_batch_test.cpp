@@ -1,0 +1,119 @@
+// outgoing_batch and incoming_batch over two sockets on 127.0.0.1: every datagram queued arrives once,
+// whole and in order, however the batches split them; what cannot be queued or sent is reported.
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdint>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include <asio/io_context.hpp>
+#include <asio/ip/udp.hpp>
+
+#include "ecsnet/transport/datagram_batch.hpp"
+
+namespace {
+
+using asio::ip::udp;
+using ecsnet::transport::incoming_batch;
+using ecsnet::transport::max_datagram_bytes;
+using ecsnet::transport::outgoing_batch;
+
+struct socket_pair {
+    asio::io_context io;
+    udp::socket sender{io, udp::endpoint{asio::ip::make_address("127.0.0.1"), 0}};
+    udp::socket receiver{io, udp::endpoint{asio::ip::make_address("127.0.0.1"), 0}};
+
+    socket_pair() {
+        receiver.set_option(asio::socket_base::receive_buffer_size{1 << 20});
+        sender.non_blocking(true);
+        receiver.non_blocking(true);
+    }
+};
+
+// Receives until `count` datagrams came or a second passed.
+std::vector<std::vector<std::uint8_t>> receive_all(udp::socket& socket, std::size_t count) {
+    incoming_batch incoming;
+    std::vector<std::vector<std::uint8_t>> got;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds{1};
+    while (got.size() < count && std::chrono::steady_clock::now() < deadline) {
+        const auto n =
+            incoming.receive(socket, [&](std::span<const std::uint8_t> datagram, const udp::endpoint&) {
+                got.emplace_back(datagram.begin(), datagram.end());
+            });
+        if (n == 0) {
+            std::this_thread::sleep_for(std::chrono::milliseconds{1});
+        }
+    }
+    return got;
+}
+
+TEST(DatagramBatch, EveryDatagramQueuedArrivesOnceWholeAndInOrderAcrossManyBatches) {
+    socket_pair sockets;
+    const auto to = sockets.receiver.local_endpoint();
+    std::mt19937 random{7};
+    std::vector<std::vector<std::uint8_t>> sent;
+    outgoing_batch batch;
+    std::size_t lost = 0;
+    for (std::size_t i = 0; i < 3 * outgoing_batch::capacity + 5; ++i) {
+        std::vector<std::uint8_t> datagram(1 + random() % max_datagram_bytes);
+        for (auto& b : datagram) {
+            b = static_cast<std::uint8_t>(random());
+        }
+        datagram[0] = static_cast<std::uint8_t>(i);
+        if (batch.full()) {
+            lost += batch.flush(sockets.sender);
+        }
+        ASSERT_TRUE(batch.add(to, datagram));
+        sent.push_back(std::move(datagram));
+    }
+    EXPECT_EQ(batch.size(), 5U);
+    lost += batch.flush(sockets.sender);
+    EXPECT_TRUE(batch.empty());
+    EXPECT_EQ(lost, 0U);
+
+    const auto got = receive_all(sockets.receiver, sent.size());
+    EXPECT_EQ(got, sent);
+}
+
+TEST(DatagramBatch, ABatchTakesAtMostItsCapacityAndNoDatagramBiggerThanTheTransportsLargest) {
+    socket_pair sockets;
+    const auto to = sockets.receiver.local_endpoint();
+    outgoing_batch batch;
+    const std::vector<std::uint8_t> too_big(max_datagram_bytes + 1, 1);
+    EXPECT_FALSE(batch.add(to, too_big));
+    EXPECT_TRUE(batch.empty());
+    const std::vector<std::uint8_t> small(8, 2);
+    for (std::size_t i = 0; i < outgoing_batch::capacity; ++i) {
+        ASSERT_TRUE(batch.add(to, small));
+    }
+    EXPECT_TRUE(batch.full());
+    EXPECT_FALSE(batch.add(to, small));
+    EXPECT_EQ(batch.flush(sockets.sender), 0U);
+    EXPECT_EQ(receive_all(sockets.receiver, outgoing_batch::capacity).size(), outgoing_batch::capacity);
+}
+
+TEST(DatagramBatch, WhatAClosedSocketCannotSendIsCountedLostAndTheBatchEmptied) {
+    socket_pair sockets;
+    const auto to = sockets.receiver.local_endpoint();
+    outgoing_batch batch;
+    const std::vector<std::uint8_t> small(8, 3);
+    ASSERT_TRUE(batch.add(to, small));
+    ASSERT_TRUE(batch.add(to, small));
+    sockets.sender.close();
+    EXPECT_EQ(batch.flush(sockets.sender), 2U);
+    EXPECT_TRUE(batch.empty());
+    EXPECT_EQ(batch.flush(sockets.sender), 0U);
+}
+
+TEST(DatagramBatch, NothingWaitingReceivesNothing) {
+    socket_pair sockets;
+    incoming_batch incoming;
+    std::size_t calls = 0;
+    EXPECT_EQ(incoming.receive(sockets.receiver, [&](auto, const auto&) { ++calls; }), 0U);
+    EXPECT_EQ(calls, 0U);
+}
+
+} // namespace
