@@ -38,13 +38,18 @@ std::string named(transport::client_error error) {
     return " (" + std::string{transport::to_string(error)} + ")";
 }
 
+std::optional<std::chrono::seconds> retry_hint(std::uint32_t seconds) {
+    return seconds == 0 ? std::nullopt : std::optional{std::chrono::seconds{seconds}};
+}
+
 // Why a connection attempt or a connection ended, as the session reports it.
 disconnect_info to_disconnect(transport::client_error error, const transport::disconnect_info& info,
                               const std::string& servers) {
     using transport::client_error;
     switch (error) {
     case client_error::disconnected_by_server:
-        return {from_wire(static_cast<v1::DisconnectReason>(info.code)), true, info.message};
+        return {from_wire(static_cast<v1::DisconnectReason>(info.code)), true, info.message,
+                retry_hint(info.retry_after_s)};
     case client_error::denied_server_full:
         return {disconnect_reason::server_full, true, "server full: no free slot" + named(error)};
     case client_error::denied_client_id_in_use:

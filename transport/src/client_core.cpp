@@ -352,7 +352,7 @@ void client_core::on_session_packet(const datagram_header& header, std::span<con
             drop(info.error());
             return;
         }
-        server_disconnect_ = {info->code, std::move(info->message), closed_by::peer};
+        server_disconnect_ = {info->code, std::move(info->message), closed_by::peer, info->retry_after_s};
         fail(client_error::disconnected_by_server, server_disconnect_);
         return;
     }
