@@ -249,6 +249,9 @@ std::optional<std::string> arena_world::apply_input(client_id client, entity ava
 void arena_world::declare_saveable(saveable_components& out) const {
     out.add<Mover>("Mover");
     out.add<Avatar>("Avatar");
+    // Transform is replicated (saved quantized); its exact floats too, so that the restored world moves
+    // bit for bit as the saved one would have (16 bytes per entity).
+    out.add<Transform>("Transform.exact");
 }
 
 // Tick count, then the spawn generator's state: two little-endian u64.
