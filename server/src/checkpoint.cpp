@@ -291,7 +291,7 @@ std::optional<checkpoint_refusal> decode_checkpoint(const std::vector<std::byte>
     // 1. The header, in the order that names the first thing wrong: not ours, not our format, cut short,
     // changed, another game's.
     const auto prefix = std::min(bytes.size(), magic.size());
-    if (std::memcmp(bytes.data(), magic.data(), prefix) != 0) {
+    if (prefix != 0 && std::memcmp(bytes.data(), magic.data(), prefix) != 0) {
         return refuse(checkpoint_error::bad_magic, "bad magic: not an ecsnet checkpoint");
     }
     if (bytes.size() < header_bytes) {

@@ -184,6 +184,8 @@ void game_server::open() {
         }
         checkpoints_ =
             std::make_unique<checkpoint_writer>(options_.save_path, options_.checkpoint_test_pause);
+    } else if (options_.save_every.count() > 0) {
+        spdlog::warn("--save-every without --save: no checkpoint will be written");
     }
     const auto address = asio::ip::make_address(options_.bind_address);
     // Both transports on the same port number: TCP picks it (or is told it), UDP takes the same; with port 0
@@ -264,12 +266,12 @@ void game_server::restore_checkpoint() {
 }
 
 void game_server::take_checkpoint(clock::time_point now) {
+    next_checkpoint_ = now + options_.save_every;
     if (checkpoints_->busy()) {
         metrics_.checkpoints_skipped.add(); // the disk is slower than --save-every: the next one will do
         return;
     }
     static_cast<void>(checkpoints_->submit(capture_checkpoint(*world_, saveable_, history_, tick_)));
-    next_checkpoint_ = now + options_.save_every;
 }
 
 void game_server::collect_checkpoint_outcome() {

@@ -21,6 +21,7 @@
 #include "ecsnet/server/arena_world.hpp"
 #include "ecsnet/server/checkpoint.hpp"
 #include "ecsnet/server/checkpoint_writer.hpp"
+#include "ecsnet/server/options.hpp"
 #include "server_support.hpp"
 
 namespace {
@@ -195,6 +196,35 @@ TEST(Checkpoint, AServerRefusesABadRestoreBeforeOpeningItsPort) {
         EXPECT_NE(std::string{error.what()}.find("checksum mismatch"), std::string::npos) << error.what();
     }
     EXPECT_EQ(server.port(), 0) << "the game port never opened";
+}
+
+TEST(CheckpointOptions, FlagsAndTheirDefaults) {
+    const char* defaults[] = {"ecsnet-server"};
+    const auto plain = parse_options(1, defaults);
+    ASSERT_TRUE(plain.options);
+    EXPECT_TRUE(plain.options->save_path.empty());
+    EXPECT_EQ(plain.options->save_every.count(), 0);
+    EXPECT_EQ(plain.options->drain_time, 10'000ms);
+    EXPECT_EQ(plain.options->retry_after_seconds, 5U);
+
+    const char* given[] = {"ecsnet-server",
+                           "--save",
+                           "/var/lib/w.ckpt",
+                           "--save-every",
+                           "2.5",
+                           "--restore",
+                           "/var/lib/old.ckpt",
+                           "--drain-seconds",
+                           "3",
+                           "--retry-after-seconds",
+                           "20"};
+    const auto parsed = parse_options(static_cast<int>(std::size(given)), given);
+    ASSERT_TRUE(parsed.options);
+    EXPECT_EQ(parsed.options->save_path, "/var/lib/w.ckpt");
+    EXPECT_EQ(parsed.options->save_every, 2500ms);
+    EXPECT_EQ(parsed.options->restore_path, "/var/lib/old.ckpt");
+    EXPECT_EQ(parsed.options->drain_time, 3000ms);
+    EXPECT_EQ(parsed.options->retry_after_seconds, 20U);
 }
 
 TEST(CheckpointWriter, AWriteInFlightMakesTheNextOneSkipNotQueue) {
