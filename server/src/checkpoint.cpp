@@ -31,6 +31,9 @@ public:
     void u32(std::uint32_t v) { little(v, 4); }
     void u64(std::uint64_t v) { little(v, 8); }
     void raw(const void* data, std::size_t size) {
+        if (size == 0) {
+            return;
+        }
         const auto* p = static_cast<const std::byte*>(data);
         out_.insert(out_.end(), p, p + size);
     }
@@ -62,7 +65,9 @@ public:
         if (!take(size)) {
             return false;
         }
-        std::memcpy(to, data_ + at_ - size, size);
+        if (size != 0) { // an empty vector's data() may be null, which memcpy must not see
+            std::memcpy(to, data_ + at_ - size, size);
+        }
         return true;
     }
     // A count of items of `item_bytes` each: refused (0, failed) if they cannot all be in what is left.
@@ -553,6 +558,25 @@ std::optional<checkpoint_refusal> read_checkpoint_file(const std::string& path, 
         return refuse(checkpoint_error::missing, "missing: cannot read '" + path + "'");
     }
     return std::nullopt;
+}
+
+std::size_t remove_stale_temporaries(const std::string& path) {
+    const std::filesystem::path target{path};
+    auto directory = target.parent_path();
+    if (directory.empty()) {
+        directory = ".";
+    }
+    const auto prefix = target.filename().string() + ".tmp-";
+    std::size_t removed = 0;
+    std::error_code ec;
+    for (const auto& entry : std::filesystem::directory_iterator{directory, ec}) {
+        const auto name = entry.path().filename().string();
+        if (name.starts_with(prefix) && entry.is_regular_file(ec) &&
+            std::filesystem::remove(entry.path(), ec)) {
+            ++removed;
+        }
+    }
+    return removed;
 }
 
 std::optional<std::string> check_checkpoint_directory(const std::string& path) {

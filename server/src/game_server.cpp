@@ -181,6 +181,9 @@ void game_server::open() {
             // must not take a running game down), counting and logging each failed checkpoint.
             spdlog::error("--save '{}': {}; checkpoints will fail until it is writable", options_.save_path,
                           *unwritable);
+        } else if (const auto stale = remove_stale_temporaries(options_.save_path); stale != 0) {
+            spdlog::info("removed {} temporary checkpoint file(s) a crash left next to '{}'", stale,
+                         options_.save_path);
         }
         checkpoints_ =
             std::make_unique<checkpoint_writer>(options_.save_path, options_.checkpoint_test_pause);

@@ -94,6 +94,14 @@ TEST(CheckpointProcess, SigkillMidWriteLeavesThePreviousCheckpointIntact) {
     const auto refused = refusal_of(file_bytes(*partial), half);
     ASSERT_TRUE(refused) << "the half-written temporary file must not pass for a checkpoint";
     EXPECT_EQ(refused->error, server::checkpoint_error::truncated) << refused->message;
+
+    // The next start restores the intact checkpoint and clears what the killed write left.
+    server_process third{server_args({"--restore", file.string(), "--save", file.string()})};
+    ASSERT_TRUE(third.wait_for("listening for clients", 10'000ms)) << third.output();
+    EXPECT_NE(third.output().find("restored"), std::string::npos) << third.output();
+    EXPECT_NE(third.output().find("removed 1 temporary checkpoint file"), std::string::npos)
+        << third.output();
+    EXPECT_FALSE(fs::exists(*partial));
 }
 
 TEST(CheckpointProcess, SigtermTellsClientsWhenToRetryWritesTheFinalCheckpointAndExitsZero) {

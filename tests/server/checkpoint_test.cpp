@@ -227,6 +227,31 @@ TEST(CheckpointOptions, FlagsAndTheirDefaults) {
     EXPECT_EQ(parsed.options->retry_after_seconds, 20U);
 }
 
+TEST(CheckpointDrain, TheDrainHookRunsOnceAfterTheFinalCheckpoint) {
+    const auto path = temp_path("drain_hook");
+    std::filesystem::remove(path);
+    auto options = testing_support::test_options(50);
+    options.save_path = path;
+    game_server server{options, std::make_unique<arena_world>(arena_options{50, 42, tick_rate, 1})};
+    server.open();
+    int calls = 0;
+    bool saved_before_hook = false;
+    server.on_drain([&] {
+        ++calls;
+        saved_before_hook = std::filesystem::exists(path);
+    });
+    std::thread running{[&server] { server.run(false); }};
+    std::this_thread::sleep_for(100ms);
+    server.stop();
+    server.stop(); // a second stop (a second SIGTERM) drains nothing more
+    running.join();
+    EXPECT_EQ(calls, 1);
+    EXPECT_TRUE(saved_before_hook) << "the hook runs once the final checkpoint is on disk";
+    EXPECT_EQ(server.exit_code(), 0);
+    EXPECT_EQ(server.metrics().checkpoints_written.value(), 1U);
+    EXPECT_GT(server.metrics().checkpoint_last_size.value(), 1000.0);
+}
+
 TEST(CheckpointWriter, AWriteInFlightMakesTheNextOneSkipNotQueue) {
     const auto path = temp_path("writer");
     ticked_world w;

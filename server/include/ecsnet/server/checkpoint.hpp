@@ -117,6 +117,9 @@ struct checkpoint_write_result {
 [[nodiscard]] std::optional<checkpoint_refusal> read_checkpoint_file(const std::string& path,
                                                                      std::vector<std::byte>& out);
 
+/// Removes what writes cut short by a crash left next to `path` (`path`.tmp-<pid> files); returns how many.
+std::size_t remove_stale_temporaries(const std::string& path);
+
 /// Whether a checkpoint can be written in `path`'s directory (creates and removes a probe file); the
 /// error's words when not.
 [[nodiscard]] std::optional<std::string> check_checkpoint_directory(const std::string& path);
