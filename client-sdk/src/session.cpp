@@ -305,7 +305,7 @@ void session::on_closed(disconnect_info info) {
         return;
     }
     connection_.reset(); // closed already: nothing to tell it
-    end(info.reason, info.from_server, std::move(info.message), false);
+    end(info.reason, info.from_server, std::move(info.message), false, info.retry_after);
 }
 
 void session::on_envelope(v1::Envelope& message) {
@@ -320,7 +320,9 @@ void session::on_envelope(v1::Envelope& message) {
         return;
     case v1::Envelope::kDisconnect: {
         const auto& d = message.disconnect();
-        end(from_wire(d.reason()), true, d.message().substr(0, 1024), false);
+        end(from_wire(d.reason()), true, d.message().substr(0, 1024), false,
+            d.retry_after_seconds() == 0 ? std::nullopt
+                                         : std::optional{std::chrono::seconds{d.retry_after_seconds()}});
         return;
     }
     case v1::Envelope::kPong:
@@ -432,7 +434,8 @@ void session::send(outgoing kind, const v1::Envelope& message) {
     }
 }
 
-void session::end(disconnect_reason reason, bool from_server, std::string message, bool tell_server) {
+void session::end(disconnect_reason reason, bool from_server, std::string message, bool tell_server,
+                  std::optional<std::chrono::seconds> retry_after) {
     if (!active_) {
         return;
     }
@@ -441,7 +444,7 @@ void session::end(disconnect_reason reason, bool from_server, std::string messag
     handshake_timer_.cancel();
     heartbeat_timer_.cancel();
     ack_timer_.cancel();
-    disconnect_info info{reason, from_server, std::move(message)};
+    disconnect_info info{reason, from_server, std::move(message), retry_after};
     status_.end(info);
     phase_ = client_state::disconnected;
     unsent_.store(0, std::memory_order_relaxed);

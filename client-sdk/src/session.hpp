@@ -127,7 +127,8 @@ private:
     void heartbeat();
     /// Ends the session: records why, closes the connection (telling the server when asked), and hands
     /// the news to the apply side.
-    void end(disconnect_reason reason, bool from_server, std::string message, bool tell_server);
+    void end(disconnect_reason reason, bool from_server, std::string message, bool tell_server,
+             std::optional<std::chrono::seconds> retry_after = std::nullopt);
 
     // Apply side (the strand, or poll() in own_thread mode).
     void apply_welcome(std::uint64_t session, const v1::ServerWelcome& welcome);

@@ -218,7 +218,7 @@ void tcp_connection::fail(disconnect_reason reason, std::string message) {
     events_.reset();
     finish();
     if (events) {
-        events->on_closed({reason, false, std::move(message)});
+        events->on_closed({reason, false, std::move(message), std::nullopt});
     }
 }
 

@@ -38,41 +38,52 @@ std::string named(transport::client_error error) {
     return " (" + std::string{transport::to_string(error)} + ")";
 }
 
+std::optional<std::chrono::seconds> retry_hint(std::uint32_t seconds) {
+    return seconds == 0 ? std::nullopt : std::optional{std::chrono::seconds{seconds}};
+}
+
 // Why a connection attempt or a connection ended, as the session reports it.
 disconnect_info to_disconnect(transport::client_error error, const transport::disconnect_info& info,
                               const std::string& servers) {
     using transport::client_error;
     switch (error) {
     case client_error::disconnected_by_server:
-        return {from_wire(static_cast<v1::DisconnectReason>(info.code)), true, info.message};
+        return {from_wire(static_cast<v1::DisconnectReason>(info.code)), true, info.message,
+                retry_hint(info.retry_after_s)};
     case client_error::denied_server_full:
-        return {disconnect_reason::server_full, true, "server full: no free slot" + named(error)};
+        return {disconnect_reason::server_full, true, "server full: no free slot" + named(error),
+                std::nullopt};
     case client_error::denied_client_id_in_use:
         return {disconnect_reason::connect_failed, true,
-                "the server already has a connection for this token's client id" + named(error)};
+                "the server already has a connection for this token's client id" + named(error),
+                std::nullopt};
     case client_error::token_invalid:
-        return {disconnect_reason::connect_failed, false, "the connect token does not read" + named(error)};
+        return {disconnect_reason::connect_failed, false, "the connect token does not read" + named(error),
+                std::nullopt};
     case client_error::token_expired:
         return {disconnect_reason::connect_failed, false,
-                "the connect token has expired" + named(error) + ": ask the backend for a new one"};
+                "the connect token has expired" + named(error) + ": ask the backend for a new one",
+                std::nullopt};
     case client_error::request_timed_out:
         return {disconnect_reason::connect_failed, false,
                 "no answer to the connection requests from " + servers + named(error) +
                     ": no server there, or one refusing this token without a word (a server answers only "
-                    "tokens of its protocol id and key, and development tokens only with --insecure-dev)"};
+                    "tokens of its protocol id and key, and development tokens only with --insecure-dev)",
+                std::nullopt};
     case client_error::response_timed_out:
         return {disconnect_reason::connect_failed, false,
-                "challenged by " + servers + " but never connected" + named(error)};
+                "challenged by " + servers + " but never connected" + named(error), std::nullopt};
     case client_error::timed_out:
-        return {disconnect_reason::timeout, false, info.message + named(error)};
+        return {disconnect_reason::timeout, false, info.message + named(error), std::nullopt};
     case client_error::stalled:
-        return {disconnect_reason::connection_lost, false, info.message + named(error)};
+        return {disconnect_reason::connection_lost, false, info.message + named(error), std::nullopt};
     case client_error::protocol_error:
-        return {disconnect_reason::protocol_error, false, info.message + named(error)};
+        return {disconnect_reason::protocol_error, false, info.message + named(error), std::nullopt};
     case client_error::none:
         break;
     }
-    return {disconnect_reason::connection_lost, false, "the transport ended the connection" + named(error)};
+    return {disconnect_reason::connection_lost, false, "the transport ended the connection" + named(error),
+            std::nullopt};
 }
 
 } // namespace
@@ -139,9 +150,10 @@ void udp_connection::open(const connect_target& target) {
                 self->events_.reset();
                 self->teardown();
                 if (events) {
-                    events->on_closed({disconnect_reason::connect_failed, false,
-                                       "cannot resolve '" + host +
-                                           "': " + (ec ? ec.message() : std::string{"no address"})});
+                    events->on_closed(
+                        {disconnect_reason::connect_failed, false,
+                         "cannot resolve '" + host + "': " + (ec ? ec.message() : std::string{"no address"}),
+                         std::nullopt});
                 }
                 return;
             }
@@ -163,7 +175,8 @@ void udp_connection::open(const connect_target& target) {
                 if (events) {
                     events->on_closed({disconnect_reason::connect_failed, false,
                                        "cannot make a development token: " +
-                                           std::string{transport::to_string(token.error())}});
+                                           std::string{transport::to_string(token.error())},
+                                       std::nullopt});
                 }
                 return;
             }

@@ -88,9 +88,11 @@ v1::Envelope make_server_welcome(const schema_layout& layout, const welcome_info
     return envelope;
 }
 
-v1::Envelope make_disconnect(v1::DisconnectReason reason, std::string_view message) {
+v1::Envelope make_disconnect(v1::DisconnectReason reason, std::string_view message,
+                             std::uint32_t retry_after_seconds) {
     v1::Envelope envelope;
     envelope.mutable_disconnect()->set_reason(reason);
+    envelope.mutable_disconnect()->set_retry_after_seconds(retry_after_seconds);
     envelope.mutable_disconnect()->set_message(std::string{cut_utf8(message, 1024)});
     return envelope;
 }

@@ -120,6 +120,21 @@ net_entity snapshot_history::to_net(entity e) {
     return {index, generation};
 }
 
+void snapshot_history::restore_generation(entity e, std::uint32_t generation) {
+    if (count_ != 0 || previous_tick_) {
+        throw std::invalid_argument("restore_generation after a capture");
+    }
+    if (!registry_->valid(e) || (generation & entity_traits::version_mask) != to_version(e)) {
+        throw std::invalid_argument("restore_generation: generation " + std::to_string(generation) +
+                                    " does not belong to entity " + std::to_string(to_integral(e)));
+    }
+    auto& record = record_of(to_index(e));
+    record.last = e;
+    record.generation = generation;
+    record.pending = true; // the first capture keeps it (as for to_net)
+    record.vacated = false;
+}
+
 void snapshot_history::capture(tick_type tick, std::uint64_t server_time_us) {
     if (count_ != 0 && tick <= newest_tick()) {
         throw std::invalid_argument("capture of tick " + std::to_string(tick) + " after tick " +

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numbers>
+#include <vector>
 
 #include <ecsnet/arena/input.hpp>
 
@@ -243,6 +244,50 @@ std::optional<std::string> arena_world::apply_input(client_id client, entity ava
     registry_.replace<Mover>(avatar, static_cast<float>(move->dir_x / length * speed),
                              static_cast<float>(move->dir_y / length * speed));
     return std::nullopt;
+}
+
+void arena_world::declare_saveable(saveable_components& out) const {
+    out.add<Mover>("Mover");
+    out.add<Avatar>("Avatar");
+    // Transform is replicated (saved quantized); its exact floats too, so that the restored world moves
+    // bit for bit as the saved one would have (16 bytes per entity).
+    out.add<Transform>("Transform.exact");
+}
+
+// Tick count, then the spawn generator's state: two little-endian u64.
+std::string arena_world::save_state() const {
+    std::string out(16, '\0');
+    const std::uint64_t values[2] = {ticks_, random_.state()};
+    for (std::size_t v = 0; v < 2; ++v) {
+        for (std::size_t b = 0; b < 8; ++b) {
+            out[v * 8 + b] = static_cast<char>((values[v] >> (8 * b)) & 0xFF);
+        }
+    }
+    return out;
+}
+
+std::optional<std::string> arena_world::load_state(std::string_view state) {
+    if (state.size() != 16) {
+        return "arena state of " + std::to_string(state.size()) + " bytes, expected 16";
+    }
+    std::uint64_t values[2] = {0, 0};
+    for (std::size_t v = 0; v < 2; ++v) {
+        for (std::size_t b = 0; b < 8; ++b) {
+            values[v] |= std::uint64_t{static_cast<unsigned char>(state[v * 8 + b])} << (8 * b);
+        }
+    }
+    ticks_ = values[0];
+    random_ = arena::scene_random{values[1]};
+    scheduler_->resume_after(ticks_); // per-entity randomness is drawn from the scheduler's tick index
+    return std::nullopt;
+}
+
+void arena_world::restored() {
+    std::vector<entity> avatars;
+    registry_.view<Avatar>().each([&avatars](entity e, const Avatar&) { avatars.push_back(e); });
+    for (const auto e : avatars) {
+        registry_.destroy(e);
+    }
 }
 
 void arena_world::update(double dt) {

@@ -154,6 +154,7 @@ game_server::game_server(server_options options, std::unique_ptr<game_world> wor
     , epoch_unix_us_{static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
                                                     std::chrono::system_clock::now().time_since_epoch())
                                                     .count())}
+    , checkpoint_log_{1, options_.log_period, [](std::string_view line) { spdlog::error("{}", line); }}
     , peer_log_{options_.log_burst, options_.log_period,
                 [](std::string_view line) { spdlog::warn("{}", line); }}
     , admin_{metrics_.registry, [this] { return healthy(); }} {
@@ -162,6 +163,7 @@ game_server::game_server(server_options options, std::unique_ptr<game_world> wor
             options_.agones, metrics_.registry, [this] { return metrics_.ticks.value(); },
             [this](std::string game_server_json) { on_allocated(std::move(game_server_json)); });
     }
+    world_->declare_saveable(saveable_);
 }
 
 game_server::~game_server() {
@@ -176,6 +178,25 @@ void game_server::open() {
         throw std::runtime_error(
             "no key for connect tokens: --key-file FILE (the backend's private key, 64 hex digits; "
             "ecsnet-token keygen makes one), or --insecure-dev for local development");
+    }
+    // The world is whole before anyone can connect.
+    if (!options_.restore_path.empty()) {
+        restore_checkpoint();
+    }
+    if (!options_.save_path.empty()) {
+        if (auto unwritable = check_checkpoint_directory(options_.save_path)) {
+            // Said now rather than at the first save; the server still serves (a full or read-only disk
+            // must not take a running game down), counting and logging each failed checkpoint.
+            spdlog::error("--save '{}': {}; checkpoints will fail until it is writable", options_.save_path,
+                          *unwritable);
+        } else if (const auto stale = remove_stale_temporaries(options_.save_path); stale != 0) {
+            spdlog::info("removed {} temporary checkpoint file(s) a crash left next to '{}'", stale,
+                         options_.save_path);
+        }
+        checkpoints_ =
+            std::make_unique<checkpoint_writer>(options_.save_path, options_.checkpoint_test_pause);
+    } else if (options_.save_every.count() > 0) {
+        spdlog::warn("--save-every without --save: no checkpoint will be written");
     }
     const auto address = asio::ip::make_address(options_.bind_address);
     // Both transports on the same port number: TCP picks it (or is told it), UDP takes the same; with port 0
@@ -233,6 +254,60 @@ void game_server::open() {
     }
 }
 
+void game_server::restore_checkpoint() {
+    const auto started = clock::now();
+    const auto& path = options_.restore_path;
+    std::vector<std::byte> bytes;
+    checkpoint_image image;
+    auto refused = read_checkpoint_file(path, bytes);
+    if (!refused) {
+        refused = decode_checkpoint(bytes, world_->replicated_schema(), saveable_, image);
+    }
+    if (!refused) {
+        bytes = {};
+        refused = apply_checkpoint(image, *world_, saveable_, history_);
+    }
+    if (refused) {
+        throw std::runtime_error("--restore '" + path + "' refused (" +
+                                 std::string{to_string(refused->error)} + "): " + refused->message);
+    }
+    tick_ = image.tick;
+    spdlog::info("restored {} entities at tick {} from '{}' in {:.1f} ms", image.entities(), image.tick, path,
+                 std::chrono::duration<double, std::milli>(clock::now() - started).count());
+}
+
+void game_server::take_checkpoint(clock::time_point now) {
+    next_checkpoint_ = now + options_.save_every;
+    if (checkpoints_->busy()) {
+        metrics_.checkpoints_skipped.add(); // the disk is slower than --save-every: the next one will do
+        return;
+    }
+    static_cast<void>(checkpoints_->submit(capture_checkpoint(*world_, saveable_, history_, tick_)));
+}
+
+void game_server::collect_checkpoint_outcome() {
+    if (!checkpoints_) {
+        return;
+    }
+    const auto outcome = checkpoints_->take_outcome();
+    if (!outcome) {
+        return;
+    }
+    metrics_.checkpoint_last_duration.set(outcome->seconds);
+    if (outcome->ok) {
+        metrics_.checkpoints_written.add();
+        metrics_.checkpoint_last_size.set(static_cast<double>(outcome->bytes));
+        spdlog::debug("checkpoint of tick {} written: {} bytes in {:.1f} ms", outcome->tick, outcome->bytes,
+                      outcome->seconds * 1000.0);
+        return;
+    }
+    metrics_.checkpoints_failed.add();
+    if (checkpoint_log_.allow("failed checkpoints", clock::now())) {
+        spdlog::error("checkpoint of tick {} failed, the previous one stays: {}", outcome->tick,
+                      outcome->error);
+    }
+}
+
 void game_server::open_udp(std::uint16_t port) {
     transport::udp_server_options udp;
     udp.bind_address = options_.bind_address;
@@ -282,6 +357,7 @@ void game_server::run(bool handle_signals) {
     ticking_ = true;
     last_tick_end_ns_ = clock::now().time_since_epoch().count();
     pacer_ = tick_pacer{static_cast<double>(options_.tick_rate), clock::now()};
+    next_checkpoint_ = clock::now() + options_.save_every;
     schedule_tick(pacer_.next_start());
     if (agones_) {
         agones_->start();
@@ -295,6 +371,7 @@ void game_server::run(bool handle_signals) {
     }
     admin_.stop();
     peer_log_.flush_all(clock::now());
+    checkpoint_log_.flush_all(clock::now());
     spdlog::info("server stopped after {} ticks", tick_);
     spdlog::default_logger()->flush();
 }
@@ -406,6 +483,12 @@ void game_server::tick() {
     if (tick_observer_) {
         tick_observer_(tick_, history_);
     }
+    if (checkpoints_) {
+        collect_checkpoint_outcome();
+        if (options_.save_every.count() > 0 && started >= next_checkpoint_) {
+            take_checkpoint(started);
+        }
+    }
 
     // 4. Every playing client wants this tick; sent now where the socket is idle.
     connections_.for_each([](client_link& c) {
@@ -419,6 +502,7 @@ void game_server::tick() {
     }
     const auto ended = clock::now();
     peer_log_.flush(ended);
+    checkpoint_log_.flush(ended);
     metrics_.ticks.add();
     metrics_.tick_duration.observe(std::chrono::duration<double>(ended - started).count());
     metrics_.entities.set(static_cast<double>(world_->registry().alive()));
@@ -445,26 +529,81 @@ void game_server::begin_shutdown() {
     }
     shutting_down_ = true;
     ticking_ = false;
+    drain_deadline_ = clock::now() + options_.drain_time;
     asio::error_code ignored;
     acceptor_.close(ignored);
     tick_timer_.cancel();
     signals_.cancel();
-    spdlog::info("shutting down: telling {} client(s)", connections_.size());
-    connections_.for_each([](client_link& c) { c.disconnect(v1::SHUTDOWN, "server shutting down"); });
+    spdlog::info("draining: telling {} client(s) SHUTDOWN (retry in {} s), {}then exiting within {:.1f} s",
+                 connections_.size(), options_.retry_after_seconds,
+                 checkpoints_ ? "writing the final checkpoint, " : "",
+                 std::chrono::duration<double>(options_.drain_time).count());
+    const auto retry = options_.retry_after_seconds;
+    connections_.for_each([retry](client_link& c) {
+        c.state().retry_after_seconds = retry;
+        c.disconnect(v1::SHUTDOWN, "server shutting down");
+    });
     if (udp_) {
-        udp_->stop(static_cast<std::uint8_t>(v1::SHUTDOWN), "server shutting down");
+        udp_->stop(static_cast<std::uint8_t>(v1::SHUTDOWN), "server shutting down",
+                   static_cast<std::uint16_t>(std::min<std::uint32_t>(retry, 65'535)));
     }
     if (connections_.empty()) {
-        io_.stop();
+        finish_drain();
         return;
     }
-    shutdown_timer_.expires_after(options_.shutdown_grace);
+    // The clients' SHUTDOWN may take the grace period to flush, but no more than half the drain: the
+    // final checkpoint needs the rest.
+    shutdown_timer_.expires_after(
+        std::min<clock::duration>(options_.shutdown_grace, options_.drain_time / 2));
     shutdown_timer_.async_wait([this](const asio::error_code& ec) {
         if (!ec) {
             connections_.for_each([](client_link& c) { c.abort(); });
-            io_.stop();
+            finish_drain();
         }
     });
+}
+
+void game_server::finish_drain() {
+    if (drained_) {
+        return;
+    }
+    drained_ = true;
+    if (checkpoints_) {
+        // After the clients left (their avatars gone): the world as a restart will see it. A periodic write
+        // still in flight finishes first (one at a time).
+        bool written = false;
+        std::string why = "timed out (--drain-seconds)";
+        if (checkpoints_->wait_idle(drain_deadline_)) {
+            static_cast<void>(checkpoints_->take_outcome()); // the periodic one: superseded
+            const auto started = clock::now();
+            checkpoints_->submit(capture_checkpoint(*world_, saveable_, history_, tick_));
+            if (checkpoints_->wait_idle(drain_deadline_)) {
+                const auto outcome = checkpoints_->take_outcome();
+                written = outcome && outcome->ok;
+                if (outcome) {
+                    metrics_.checkpoint_last_duration.set(outcome->seconds);
+                    why = outcome->error;
+                }
+                if (written) {
+                    metrics_.checkpoints_written.add();
+                    metrics_.checkpoint_last_size.set(static_cast<double>(outcome->bytes));
+                    spdlog::info("final checkpoint of tick {} written to '{}': {} bytes in {:.1f} ms", tick_,
+                                 options_.save_path, outcome->bytes,
+                                 std::chrono::duration<double, std::milli>(clock::now() - started).count());
+                }
+            }
+        }
+        if (!written) {
+            metrics_.checkpoints_failed.add();
+            exit_code_ = 1;
+            spdlog::error("final checkpoint to '{}' failed: {}; the previous checkpoint, if any, stays",
+                          options_.save_path, why);
+        }
+    }
+    if (drain_hook_) {
+        drain_hook_();
+    }
+    io_.stop();
 }
 
 std::vector<client_info> game_server::clients() {
@@ -740,7 +879,7 @@ void game_server::on_closed(client_link& closed) {
     connections_.remove(closed);
     if (shutting_down_ && connections_.empty()) {
         shutdown_timer_.cancel();
-        io_.stop();
+        finish_drain();
     }
 }
 

@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
         return parsed.exit_code;
     }
     const auto& options = *parsed.options;
+    int exit_code = 0;
     try {
         configure_logging("ecsnet-server", options.log_level, options.log_format_value);
         arena_options arena;
@@ -28,11 +29,12 @@ int main(int argc, char** argv) {
         game_server server{options, std::make_unique<arena_world>(arena)};
         server.open();
         server.run();
+        exit_code = server.exit_code(); // 1 when the drain's final checkpoint failed
     } catch (const std::exception& error) {
         spdlog::critical("ecsnet-server: {}", error.what());
         spdlog::default_logger()->flush();
         return 1;
     }
     spdlog::default_logger()->flush();
-    return 0;
+    return exit_code;
 }

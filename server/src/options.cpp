@@ -144,6 +144,38 @@ parsed_options parse_options(int argc, const char* const* argv) {
                    "each call to the Agones sidecar gives up after this")
         ->check(CLI::Range(std::int64_t{10}, std::int64_t{60'000}))
         ->capture_default_str();
+    double save_every_s = 0.0;
+    double drain_s = static_cast<double>(options.drain_time.count()) / 1000.0;
+    std::int64_t checkpoint_pause_ms = 0;
+    app.add_option("--save", options.save_path,
+                   "checkpoint the world to this file (atomically: a temporary file, fsync, rename) every "
+                   "--save-every seconds and when draining")
+        ->group("Checkpoints and drain");
+    app.add_option("--save-every", save_every_s,
+                   "seconds between two checkpoints (0: only the final checkpoint when draining)")
+        ->check(CLI::Range(0.0, 86'400.0))
+        ->group("Checkpoints and drain")
+        ->capture_default_str();
+    app.add_option("--restore", options.restore_path,
+                   "start from this checkpoint (refused whole, with the reason, if corrupt, truncated or "
+                   "from another schema)")
+        ->group("Checkpoints and drain");
+    app.add_option("--drain-seconds", drain_s,
+                   "on SIGTERM: stop accepting, tell clients SHUTDOWN with a retry hint, write the final "
+                   "checkpoint, and exit within this many seconds")
+        ->check(CLI::Range(0.1, 3'600.0))
+        ->group("Checkpoints and drain")
+        ->capture_default_str();
+    app.add_option("--retry-after-seconds", options.retry_after_seconds,
+                   "the retry hint sent with SHUTDOWN: when clients may try to reconnect")
+        ->check(CLI::Range(std::uint32_t{0}, std::uint32_t{65'535}))
+        ->group("Checkpoints and drain")
+        ->capture_default_str();
+    // For tests only (hidden): makes every checkpoint write pause halfway, so a test can kill the server
+    // while a checkpoint is being written.
+    app.add_option("--checkpoint-test-pause-ms", checkpoint_pause_ms)
+        ->check(CLI::Range(std::int64_t{0}, std::int64_t{600'000}))
+        ->group("");
 
     try {
         app.parse(argc, argv);
@@ -155,6 +187,9 @@ parsed_options parse_options(int argc, const char* const* argv) {
     options.idle_timeout = std::chrono::milliseconds{idle_ms};
     options.write_stall_timeout = std::chrono::milliseconds{stall_ms};
     options.log_period = std::chrono::milliseconds{log_period_ms};
+    options.save_every = std::chrono::milliseconds{static_cast<std::int64_t>(save_every_s * 1000.0)};
+    options.drain_time = std::chrono::milliseconds{static_cast<std::int64_t>(drain_s * 1000.0)};
+    options.checkpoint_test_pause = std::chrono::milliseconds{checkpoint_pause_ms};
     options.transport = transport == "udp"   ? transport_kind::udp
                         : transport == "tcp" ? transport_kind::tcp
                                              : transport_kind::both;

@@ -95,6 +95,19 @@ server_metrics::server_metrics()
                                          {0.001, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 1.0})}
     , resends{registry.add_gauge(
           "ecsnet_connected_clients_resends",
-          "Reliable messages and fragments sent again to the UDP clients connected now.")} {}
+          "Reliable messages and fragments sent again to the UDP clients connected now.")}
+    , checkpoints_written{registry.add_counter("ecsnet_checkpoints_written_total",
+                                               "Checkpoints written to disk and renamed into place.")}
+    , checkpoints_failed{registry.add_counter(
+          "ecsnet_checkpoints_failed_total",
+          "Checkpoints that could not be written (the previous one stays in place).")}
+    , checkpoints_skipped{registry.add_counter(
+          "ecsnet_checkpoints_skipped_total",
+          "Checkpoints not taken because the previous one was still being written.")}
+    , checkpoint_last_duration{registry.add_gauge(
+          "ecsnet_checkpoint_last_duration_seconds",
+          "Time the last checkpoint took to encode and write, off the tick thread.")}
+    , checkpoint_last_size{
+          registry.add_gauge("ecsnet_checkpoint_last_size_bytes", "Size of the last checkpoint written.")} {}
 
 } // namespace ecsnet::server

@@ -207,8 +207,8 @@ void tcp_connection::disconnect(v1::DisconnectReason reason, std::string message
     idle_timer_.cancel();
     snapshot_wanted_ = false;
     auto frame = std::make_shared<std::string>();
-    static_cast<void>(
-        proto::append_envelope_frame(*frame, proto::make_disconnect(reason, session_.close_message)));
+    static_cast<void>(proto::append_envelope_frame(
+        *frame, proto::make_disconnect(reason, session_.close_message, session_.retry_after_seconds)));
     unsent_ += frame->size();
     queue_.push_back(std::move(frame)); // past the limit on purpose: the reason is worth the bytes
     closing_ = true;

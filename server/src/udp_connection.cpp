@@ -116,7 +116,9 @@ void udp_connection::disconnect(v1::DisconnectReason reason, std::string message
     session_.state = session::phase::closing;
     leave();
     // The transport tells the client (redundant disconnect packets) and calls closed() back.
-    listener_.server().disconnect(id_, static_cast<std::uint8_t>(reason), session_.close_message);
+    listener_.server().disconnect(
+        id_, static_cast<std::uint8_t>(reason), session_.close_message,
+        static_cast<std::uint16_t>(std::min<std::uint32_t>(session_.retry_after_seconds, 65'535)));
 }
 
 void udp_connection::abort() {

@@ -17,12 +17,12 @@ void udp_listener::start() {
     server_.start();
 }
 
-void udp_listener::stop(std::uint8_t code, std::string_view message) {
+void udp_listener::stop(std::uint8_t code, std::string_view message, std::uint16_t retry_after_s) {
     if (stopped_) {
         return;
     }
     stopped_ = true;
-    server_.disconnect_all(code, message);
+    server_.disconnect_all(code, message, retry_after_s);
     server_.stop();
 }
 

@@ -304,7 +304,8 @@ TEST(BotsReport, FailuresDropsAndDesyncsAreCountedByReasonAndFailTheRun) {
     readings.push_back(welcomed(5.0, 151, 1000, 100));
     auto refused = bot_reading{};
     refused.phase = bot_phase::failed;
-    refused.ended = {ecsnet::client::disconnect_reason::server_full, true, "server full: 1 clients"};
+    refused.ended = {ecsnet::client::disconnect_reason::server_full, true, "server full: 1 clients",
+                     std::nullopt};
     readings.push_back(refused);
     readings.push_back(refused);
     auto pending = bot_reading{};
@@ -312,7 +313,7 @@ TEST(BotsReport, FailuresDropsAndDesyncsAreCountedByReasonAndFailTheRun) {
     readings.push_back(pending);
     auto dropped = welcomed(2.0, 61, 1000, 100);
     dropped.phase = bot_phase::dropped;
-    dropped.ended = {ecsnet::client::disconnect_reason::slow_consumer, true, "too slow"};
+    dropped.ended = {ecsnet::client::disconnect_reason::slow_consumer, true, "too slow", std::nullopt};
     readings.push_back(dropped);
     auto desynced = welcomed(5.0, 150, 1000, 100);
     desynced.desyncs = 2;

@@ -16,10 +16,6 @@ from pathlib import Path
 
 import yaml
 
-# Flags another branch of issue 16 adds (the drain, wip/checkpoint): tolerated while the server does not
-# list them yet, checked like any other once it does. Remove an entry once its branch is merged.
-PENDING_FLAGS = {"--drain-seconds"}
-
 failures = []
 
 
@@ -113,9 +109,6 @@ def main():
 
     # Every flag exists.
     for flag in flags:
-        if flag in PENDING_FLAGS and flag not in server_flags:
-            print(f"check_agones_manifests: {flag} is not in this server's --help yet (pending merge)")
-            continue
         check(flag in server_flags, f"the manifests pass {flag}, which ecsnet-server --help does not list")
     check("--agones" in flags, "the container does not run with --agones")
 

@@ -153,6 +153,27 @@ TEST(History, AnnouncedGenerationMatchesTheCapture) {
     EXPECT_EQ(history.to_net(avatar), announced) << "stable once captured";
 }
 
+TEST(History, ARestoredGenerationIsKeptByTheFirstCaptureAndFollowedAfter) {
+    registry reg;
+    snapshot_history history{arena::replicated_schema(), reg};
+    const auto e = reg.create();
+    reg.emplace<Health>(e, std::uint16_t{1});
+    const auto saved = to_version(e) + 3 * (entity_traits::version_mask + 1);      // past three wraps
+    EXPECT_THROW(history.restore_generation(e, saved + 1), std::invalid_argument); // not e's version
+    history.restore_generation(e, saved);
+    EXPECT_EQ(history.to_net(e), (net_entity{to_index(e), saved}));
+    history.capture(1, 0);
+    EXPECT_EQ(generation_of(history, to_index(e)), saved);
+    EXPECT_THROW(history.restore_generation(e, saved), std::invalid_argument); // only before a capture
+    // A new occupant of the index moves on from the restored generation, never back below it.
+    reg.destroy(e);
+    const auto next = reg.create();
+    ASSERT_EQ(to_index(next), to_index(e));
+    reg.emplace<Health>(next, std::uint16_t{2});
+    history.capture(2, 0);
+    EXPECT_EQ(generation_of(history, to_index(next)), saved + 1);
+}
+
 TEST(History, KeepsTheLastDepthTicks) {
     registry reg;
     snapshot_history history{arena::replicated_schema(), reg, history_options{4, 30}};

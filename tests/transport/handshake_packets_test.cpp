@@ -195,6 +195,26 @@ TEST(Disconnect, RoundTripsCodeAndMessage) {
     EXPECT_EQ(read->message, "kicked: too many inputs");
 }
 
+TEST(Disconnect, TheRetryHintRoundTripsAndIsAbsentWhenZero) {
+    std::array<std::uint8_t, 2 + max_disconnect_message_bytes + 2> buffer{};
+    const auto size = write_disconnect(1, "server shutting down", buffer, 300);
+    ASSERT_EQ(size, 2U + 20U + 2U);
+    const auto read = read_disconnect(std::span{buffer}.first(size));
+    ASSERT_TRUE(read);
+    EXPECT_EQ(read->code, 1);
+    EXPECT_EQ(read->message, "server shutting down");
+    EXPECT_EQ(read->retry_after_s, 300);
+    // Without a hint the packet is byte for byte what readers before the hint expect.
+    const auto plain = write_disconnect(1, "server shutting down", buffer);
+    ASSERT_EQ(plain, 2U + 20U);
+    const auto old_form = read_disconnect(std::span{buffer}.first(plain));
+    ASSERT_TRUE(old_form);
+    EXPECT_EQ(old_form->retry_after_s, 0);
+    // A hint needs its two bytes of room.
+    std::array<std::uint8_t, 2 + max_disconnect_message_bytes> tight{};
+    EXPECT_EQ(write_disconnect(1, "x", tight, 5), 0U);
+}
+
 TEST(Disconnect, LongMessagesAreCutAtACharacterBoundary) {
     std::string message;
     for (int i = 0; i < 100; ++i) {

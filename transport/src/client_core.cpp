@@ -337,7 +337,7 @@ void client_core::on_session_packet(const datagram_header& header, std::span<con
             if (++malformed_bodies_ > config_.max_malformed_bodies && link_.get() == current) {
                 fail(client_error::protocol_error,
                      {disconnect_code::protocol_error, "malformed link bodies from the server",
-                      closed_by::local});
+                      closed_by::local, 0});
                 return;
             }
         }
@@ -352,7 +352,7 @@ void client_core::on_session_packet(const datagram_header& header, std::span<con
             drop(info.error());
             return;
         }
-        server_disconnect_ = {info->code, std::move(info->message), closed_by::peer};
+        server_disconnect_ = {info->code, std::move(info->message), closed_by::peer, info->retry_after_s};
         fail(client_error::disconnected_by_server, server_disconnect_);
         return;
     }
@@ -402,12 +402,12 @@ void client_core::update(clock::time_point now) {
             fail(client_error::timed_out,
                  {disconnect_code::timeout,
                   "no packet from the server for " + std::to_string(token_->timeout_seconds) + " s",
-                  closed_by::local});
+                  closed_by::local, 0});
             return;
         }
         if (link_->oldest_unacked_reliable_age(now) > timeout) {
             fail(client_error::stalled, {disconnect_code::slow_consumer,
-                                         "reliable data unacknowledged for too long", closed_by::local});
+                                         "reliable data unacknowledged for too long", closed_by::local, 0});
             return;
         }
         if (link_->wants_to_send(now)) {

@@ -194,9 +194,9 @@ outcome<response_data, drop_reason> read_response(std::span<const std::uint8_t> 
     return response;
 }
 
-std::size_t write_disconnect(std::uint8_t code, std::string_view message,
-                             std::span<std::uint8_t> out) noexcept {
-    if (out.size() < 2 + max_disconnect_message_bytes) {
+std::size_t write_disconnect(std::uint8_t code, std::string_view message, std::span<std::uint8_t> out,
+                             std::uint16_t retry_after_s) noexcept {
+    if (out.size() < 2 + max_disconnect_message_bytes + (retry_after_s != 0 ? 2U : 0U)) {
         return 0;
     }
     // Invalid bytes become '?' (the receiver would do the same) before the cut at a character boundary.
@@ -210,16 +210,25 @@ std::size_t write_disconnect(std::uint8_t code, std::string_view message,
     out[0] = code;
     out[1] = static_cast<std::uint8_t>(text.size());
     std::memcpy(out.data() + 2, text.data(), text.size());
-    return 2 + text.size();
+    if (retry_after_s == 0) {
+        return 2 + text.size(); // the packet as before the hint existed
+    }
+    out[2 + text.size()] = static_cast<std::uint8_t>(retry_after_s & 0xFF);
+    out[3 + text.size()] = static_cast<std::uint8_t>(retry_after_s >> 8);
+    return 4 + text.size();
 }
 
 outcome<disconnect_data, drop_reason> read_disconnect(std::span<const std::uint8_t> data) {
     if (data.size() < 2 || data[1] > max_disconnect_message_bytes ||
-        data.size() != 2 + std::size_t{data[1]}) {
+        (data.size() != 2 + std::size_t{data[1]} && data.size() != 4 + std::size_t{data[1]})) {
         return drop_reason::malformed;
     }
     const std::string_view text{reinterpret_cast<const char*>(data.data() + 2), data[1]};
-    return disconnect_data{data[0], sanitize_utf8(text)};
+    std::uint16_t retry_after_s = 0;
+    if (data.size() == 4 + std::size_t{data[1]}) {
+        retry_after_s = static_cast<std::uint16_t>(data[2 + data[1]] | (data[3 + data[1]] << 8));
+    }
+    return disconnect_data{data[0], sanitize_utf8(text), retry_after_s};
 }
 
 } // namespace ecsnet::transport

@@ -359,36 +359,38 @@ void server_core::update(clock::time_point now) {
 }
 
 bool server_core::disconnect(connection_id id, std::uint8_t code, std::string_view message,
-                             clock::time_point now) {
+                             clock::time_point now, std::uint16_t retry_after_s) {
     collect_guard guard{*this};
     auto* connection = connections_.find(id);
     if (connection == nullptr) {
         return false;
     }
-    close(*connection, code, message, closed_by::local, now);
+    close(*connection, code, message, closed_by::local, now, retry_after_s);
     return true;
 }
 
-void server_core::disconnect_all(std::uint8_t code, std::string_view message, clock::time_point now) {
+void server_core::disconnect_all(std::uint8_t code, std::string_view message, clock::time_point now,
+                                 std::uint16_t retry_after_s) {
     collect_guard guard{*this};
     for (const auto id : connections_.ids()) {
         if (auto* connection = connections_.find(id)) {
-            close(*connection, code, message, closed_by::local, now);
+            close(*connection, code, message, closed_by::local, now, retry_after_s);
         }
     }
 }
 
 void server_core::close(server_connection& connection, std::uint8_t code, std::string_view message,
-                        closed_by by, clock::time_point now) {
+                        closed_by by, clock::time_point now, std::uint16_t retry_after_s) {
     if (by == closed_by::local) {
-        std::array<std::uint8_t, 2 + max_disconnect_message_bytes> data{};
-        const auto size = write_disconnect(code, message, data);
+        std::array<std::uint8_t, 2 + max_disconnect_message_bytes + 2> data{};
+        const auto size = write_disconnect(code, message, data, retry_after_s);
         for (std::size_t i = 0; i < config_.disconnect_packets; ++i) {
             send_on(connection, packet_type::disconnect, std::span{data}.first(size), now);
         }
     }
     const auto id = connection.id();
-    disconnect_info info{code, std::string{truncate_utf8(message, max_disconnect_message_bytes)}, by};
+    disconnect_info info{code, std::string{truncate_utf8(message, max_disconnect_message_bytes)}, by,
+                         retry_after_s};
     connections_.remove(id); // the slot is free from here; the object lives until the outermost call returns
     bump(counters_.connections_closed);
     handler_.on_disconnected(id, info);

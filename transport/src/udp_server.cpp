@@ -221,12 +221,13 @@ void udp_server::flush_all() {
     core_->flush_all(clock::now());
 }
 
-bool udp_server::disconnect(connection_id id, std::uint8_t code, std::string_view message) {
-    return core_->disconnect(id, code, message, clock::now());
+bool udp_server::disconnect(connection_id id, std::uint8_t code, std::string_view message,
+                            std::uint16_t retry_after_s) {
+    return core_->disconnect(id, code, message, clock::now(), retry_after_s);
 }
 
-void udp_server::disconnect_all(std::uint8_t code, std::string_view message) {
-    core_->disconnect_all(code, message, clock::now());
+void udp_server::disconnect_all(std::uint8_t code, std::string_view message, std::uint16_t retry_after_s) {
+    core_->disconnect_all(code, message, clock::now(), retry_after_s);
 }
 
 std::optional<connection_stats> udp_server::stats(connection_id id) const {

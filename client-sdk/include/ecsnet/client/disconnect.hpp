@@ -8,7 +8,9 @@
 // schema_mismatch, no welcome in time is handshake_timeout, a silent server is timeout, close() is
 // client_quit), and two of its own for transport failures (connect_failed, connection_lost).
 
+#include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -61,6 +63,9 @@ struct disconnect_info {
     bool from_server{false};
     /// The server's message, or the local error's description.
     std::string message;
+    /// When the server said the client may try to reconnect (a draining server's SHUTDOWN: it restarts,
+    /// its world restored, in about this long); nothing when it gave no hint.
+    std::optional<std::chrono::seconds> retry_after;
 };
 
 } // namespace ecsnet::client

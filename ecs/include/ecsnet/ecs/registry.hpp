@@ -33,6 +33,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -43,6 +44,7 @@
 #include "capacity.hpp"
 #include "config.hpp"
 #include "entity.hpp"
+#include "entity_pool_image.hpp"
 #include "group.hpp"
 #include "huge_vector.hpp"
 #include "sigh.hpp"
@@ -164,6 +166,35 @@ public:
         } else {
             return size_type{entity_traits::max_index} + 1;
         }
+    }
+
+    /// A copy of the entity slots, live and free (entity_pool_image.hpp). O(slots).
+    [[nodiscard]] entity_pool_image entity_pool() const {
+        return entity_pool_image{std::vector<entity>(entities_.begin(), entities_.end()), free_head_};
+    }
+
+    /// Makes the entity slots those of `image`: its live entities become valid, with their versions, and
+    /// create() then recycles its free slots in its order. The registry must hold no live entity (after
+    /// clear(), for instance); components are added afterwards as usual. Throws std::invalid_argument,
+    /// changing nothing, when the registry has live entities or the image is inconsistent (a slot past the
+    /// maximum, a free list that loops, leaves the slots, or misses a free slot).
+    void restore_entity_pool(const entity_pool_image& image) {
+        if (alive_ != 0) {
+            throw std::invalid_argument("restore_entity_pool on a registry with live entities");
+        }
+        if (auto wrong = entity_pool_image_error(image, max_entities())) {
+            throw std::invalid_argument(*wrong);
+        }
+        entities_.clear();
+        masks_.clear();
+        for (const auto slot : image.slots) {
+            entities_.push_back(slot);
+            for (size_type word = 0; word < words_; ++word) {
+                masks_.push_back(0);
+            }
+        }
+        free_head_ = image.free_head;
+        alive_ = live_entities(image);
     }
 
     /// Calls func(entity) for every live entity, by ascending index.

@@ -272,6 +272,9 @@ public:
     }
 
     [[nodiscard]] const tick_info& last_tick() const noexcept { return tick_; }
+    /// Continues the tick count of a saved world: the next run_tick() is tick `index` + 1 (systems that
+    /// draw per-tick randomness from the index then go on as the saved world would have).
+    void resume_after(std::uint64_t index) noexcept { tick_.index = index; }
     /// What applying the last tick's commands did.
     [[nodiscard]] const command_stats& last_commands() const noexcept { return last_commands_; }
     [[nodiscard]] std::size_t size() const noexcept { return nodes_.size(); }

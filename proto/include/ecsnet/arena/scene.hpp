@@ -40,6 +40,9 @@ public:
     explicit scene_random(std::uint64_t seed) noexcept
         : state_{seed} {}
 
+    /// The generator's whole state: scene_random{state()} continues where this one is.
+    [[nodiscard]] std::uint64_t state() const noexcept { return state_; }
+
     std::uint64_t next() noexcept {
         std::uint64_t z = (state_ += 0x9E3779B97F4A7C15ULL);
         z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;

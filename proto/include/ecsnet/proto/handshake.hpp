@@ -38,7 +38,9 @@ struct welcome_info {
 
 [[nodiscard]] v1::Envelope make_server_welcome(const schema_layout& layout, const welcome_info& info);
 
-[[nodiscard]] v1::Envelope make_disconnect(v1::DisconnectReason reason, std::string_view message);
+/// `retry_after_seconds`: when the client may try to reconnect (a draining server's SHUTDOWN); 0: no hint.
+[[nodiscard]] v1::Envelope make_disconnect(v1::DisconnectReason reason, std::string_view message,
+                                           std::uint32_t retry_after_seconds = 0);
 
 /// Server side: accepts a ClientHello whose protocol version and schema match, or says why not
 /// (errc::version_mismatch, errc::schema_mismatch).

@@ -80,6 +80,12 @@ public:
     /// captured). Use it to announce a client's own entity in ServerWelcome.
     [[nodiscard]] net_entity to_net(entity e);
 
+    /// Gives a live entity the wire generation it had in a saved world (a checkpoint), before its first
+    /// capture: clients of the restored server then see the same identities as those of the saved one.
+    /// Throws std::invalid_argument when `e` is not valid, the generation's low 12 bits are not its
+    /// version, or the history has captured already.
+    void restore_generation(entity e, std::uint32_t generation);
+
     /// Nominal time of a tick, microseconds since the epoch: tick * 1000000 / tick_rate.
     [[nodiscard]] std::uint64_t nominal_time_us(tick_type tick) const noexcept;
 

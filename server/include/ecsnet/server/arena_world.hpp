@@ -60,6 +60,14 @@ public:
     /// Transform.x and .y over the arena (interest management).
     [[nodiscard]] std::optional<spatial_layout> spatial() const override;
 
+    /// Checkpoints: Mover and Avatar (server-only), Transform's exact floats, and the tick count and the
+    /// spawn generator's state: a restored arena evolves exactly as the saved one would have.
+    void declare_saveable(saveable_components& out) const override;
+    [[nodiscard]] std::string save_state() const override;
+    [[nodiscard]] std::optional<std::string> load_state(std::string_view state) override;
+    /// Avatars of the previous run's clients are removed: their clients get new ones when they rejoin.
+    void restored() override;
+
     [[nodiscard]] std::uint64_t ticks() const noexcept { return ticks_; }
     [[nodiscard]] std::size_t npcs() const noexcept;
 

@@ -13,8 +13,15 @@
 // once if its socket is idle, else when the current write completes, encoded against its newest ack).
 // Ticks run on a fixed grid (tick_pacer): an overrun is counted and logged, never caught up in a burst.
 //
-// Shutdown: stop() or SIGINT/SIGTERM stops accepting and ticking, sends every client Disconnect(SHUTDOWN),
-// and returns from run() once they are all closed, or after `shutdown_grace` at the latest.
+// Checkpoints (--save, --restore; checkpoint.hpp): open() restores the world before the game port opens;
+// every --save-every the tick copies the world (capture_checkpoint) and a writer thread encodes and writes it
+// (checkpoint_writer.hpp), one write at a time (a checkpoint due while one is being written is skipped and
+// counted).
+//
+// Drain: stop() or SIGINT/SIGTERM stops accepting and ticking, sends every client Disconnect(SHUTDOWN) with
+// the retry hint (--retry-after-seconds), waits for them to close (`shutdown_grace` at most), writes the
+// final checkpoint when --save is set (waiting for it), calls the drain hook (on_drain), and returns from
+// run(); all within --drain-seconds. exit_code() is then 0, or 1 when the final checkpoint failed.
 
 #include <atomic>
 #include <chrono>
@@ -32,6 +39,7 @@
 
 #include "admin_server.hpp"
 #include "agones/sdk_client.hpp"
+#include "checkpoint_writer.hpp"
 #include "client_link.hpp"
 #include "connection_manager.hpp"
 #include "game_world.hpp"
@@ -67,6 +75,7 @@ struct client_info {
 
 class game_server final : private connection_handler {
 public:
+    using clock_type = std::chrono::steady_clock;
     using tick_observer = std::function<void(proto::tick_type, const proto::snapshot_history&)>;
 
     game_server(server_options options, std::unique_ptr<game_world> world);
@@ -105,6 +114,15 @@ public:
     /// Called on the server thread after each capture. Set before run().
     void on_tick(tick_observer observer) { tick_observer_ = std::move(observer); }
 
+    /// Called once on the server thread when a drain ends (clients told, final checkpoint written or
+    /// failed), just before run() returns: where an orchestrator is told the server is going (the Agones
+    /// SDK's shutdown call). Set before run().
+    void on_drain(std::function<void()> hook) { drain_hook_ = std::move(hook); }
+    /// What the process should exit with once run() returned: 0, or 1 when the final checkpoint failed.
+    [[nodiscard]] int exit_code() const noexcept { return exit_code_; }
+    /// The tick the world is at (after a restore: the checkpoint's).
+    [[nodiscard]] proto::tick_type current_tick() const noexcept { return tick_; }
+
     /// Runs fn on the server thread and returns its result (for tests and tools; run() must be running).
     template<typename Fn>
     auto call(Fn fn) -> std::invoke_result_t<Fn&> {
@@ -124,6 +142,10 @@ private:
     void begin_shutdown();
     /// Agones: the sidecar says the GameServer is Allocated (from its watch thread).
     void on_allocated(std::string game_server_json);
+    void finish_drain();
+    void restore_checkpoint();
+    void take_checkpoint(clock_type::time_point now);
+    void collect_checkpoint_outcome();
     [[nodiscard]] std::uint64_t server_time_us(std::chrono::steady_clock::time_point at) const noexcept;
 
     // connection_handler
@@ -171,6 +193,15 @@ private:
     std::atomic<bool> ticking_{false};
     std::atomic<std::int64_t> last_tick_end_ns_{0};
     bool shutting_down_{false};
+    bool drained_{false};
+    clock_type::time_point drain_deadline_{};
+    std::function<void()> drain_hook_;
+    int exit_code_{0};
+
+    saveable_components saveable_;
+    std::unique_ptr<checkpoint_writer> checkpoints_; // with --save
+    clock_type::time_point next_checkpoint_{};
+    log_limiter checkpoint_log_; // failures: the first of a period, then a summary
 
     log_limiter peer_log_; // lines any peer can cause
     admin_server admin_;

@@ -17,6 +17,8 @@
 #include <ecsnet/ecs/registry.hpp>
 #include <ecsnet/proto/schema.hpp>
 
+#include "saveable_components.hpp"
+
 namespace ecsnet::server {
 
 using client_id = std::uint32_t;
@@ -64,6 +66,25 @@ public:
     /// the GameServer as the SDK sidecar sent it (JSON: its labels and annotations may carry the match).
     /// Called on the tick thread, between ticks. The default does nothing.
     virtual void allocated(std::string_view game_server_json) { static_cast<void>(game_server_json); }
+    // ---- checkpoints (--save, --restore; checkpoint.hpp, docs/operations.md) -------------------------
+    // A checkpoint holds the entity slots (ids and generations), every replicated component, the server-only
+    // components declared here, the tick, and the world's own state (save_state). A world that declares
+    // nothing still comes back with its replicated state; one that wants to evolve as if never stopped
+    // declares what else it needs.
+
+    /// The server-only components to save (velocities, AI state...). Called once, when the server starts.
+    virtual void declare_saveable(saveable_components& out) const { static_cast<void>(out); }
+    /// The world's state beyond its components (tick counters, random generators), as bytes; called on the
+    /// tick thread when a checkpoint is taken (keep it cheap).
+    [[nodiscard]] virtual std::string save_state() const { return {}; }
+    /// Reads back what save_state wrote, before any entity of the checkpoint is restored: returns why the
+    /// bytes are refused, if they are (the checkpoint is then refused whole).
+    [[nodiscard]] virtual std::optional<std::string> load_state(std::string_view state) {
+        return state.empty() ? std::nullopt : std::optional<std::string>{"unexpected world state"};
+    }
+    /// The checkpoint's entities and components are in the registry now (the world's own entities from
+    /// before were cleared): fix up what refers to the previous run (e.g. avatars of clients that are gone).
+    virtual void restored() {}
 
     // ---- interest management (docs/architecture.md, "Interest management") ---------------------------
     // With --relevancy-radius > 0 and a spatial_layout, each client receives the entities within the radius

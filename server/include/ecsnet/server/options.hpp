@@ -76,6 +76,20 @@ struct server_options {
 
     // Agones (docs/agones.md): the SDK sidecar's REST API, with --agones or when AGONES_SDK_HTTP_PORT is set.
     agones::sdk_options agones;
+    // Checkpoints (docs/operations.md): the world is saved to `save_path` every `save_every` (and once more
+    // when the server drains), and read from `restore_path` before the game port opens.
+    std::string save_path;
+    std::chrono::milliseconds save_every{0}; // 0: only the final checkpoint of a drain
+    std::string restore_path;
+    // Tests only: the checkpoint writer sleeps this long halfway through writing a file, so that a test can
+    // kill the server mid-write.
+    std::chrono::milliseconds checkpoint_test_pause{0};
+
+    // Graceful drain on SIGTERM: no new clients, SHUTDOWN with a retry hint to the connected ones, the
+    // final checkpoint, then exit; all within this long.
+    std::chrono::milliseconds drain_time{10'000};
+    // The retry hint sent with SHUTDOWN: when a client may try to reconnect (a restart takes about this).
+    std::uint32_t retry_after_seconds{5};
 };
 
 /// What parse_options decided: run with these options, or exit now with `exit_code` (after --help, or on a

@@ -43,6 +43,12 @@ struct server_metrics {
     histogram& client_rtt;
     histogram& client_loss;
     gauge& resends;
+    // Checkpoints (--save).
+    counter& checkpoints_written;
+    counter& checkpoints_failed;
+    counter& checkpoints_skipped;
+    gauge& checkpoint_last_duration;
+    gauge& checkpoint_last_size;
 
     server_metrics();
 };

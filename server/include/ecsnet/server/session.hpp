@@ -43,6 +43,7 @@ struct session {
     std::uint64_t inputs_received{};
     v1::DisconnectReason close_reason{v1::DISCONNECT_REASON_UNSPECIFIED};
     std::string close_message;
+    std::uint32_t retry_after_seconds{0}; // the retry hint of the Disconnect (draining: SHUTDOWN), 0: none
     bool closed_by_peer{false};
     bool admitted{false}; // counted against max_clients (false for connections refused with SERVER_FULL)
 };

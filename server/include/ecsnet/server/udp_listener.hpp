@@ -31,7 +31,7 @@ public:
 
     void start();
     /// Tells every client (code, message), then closes the socket.
-    void stop(std::uint8_t code, std::string_view message);
+    void stop(std::uint8_t code, std::string_view message, std::uint16_t retry_after_s = 0);
 
     [[nodiscard]] std::uint16_t port() const noexcept { return server_.port(); }
     [[nodiscard]] transport::udp_server& server() noexcept { return server_; }

@@ -91,14 +91,16 @@ struct response_data {
 
 struct disconnect_data {
     std::uint8_t code{};
-    std::string message; // UTF-8, at most 127 bytes
+    std::string message;            // UTF-8, at most 127 bytes
+    std::uint16_t retry_after_s{0}; // when the peer may reconnect, in seconds; 0: no hint
 };
 /// Writes code, length and message (cut to 127 bytes at a character boundary) into `out` (at least 129
-/// bytes); returns the size.
-std::size_t write_disconnect(std::uint8_t code, std::string_view message,
-                             std::span<std::uint8_t> out) noexcept;
-/// Refuses a length that does not match the data (malformed). Invalid UTF-8 in the message is replaced
-/// with '?' rather than refused: the disconnect still ends the connection.
+/// bytes, 131 with a hint), then the retry hint (u16, little-endian) when it is not 0; returns the size.
+std::size_t write_disconnect(std::uint8_t code, std::string_view message, std::span<std::uint8_t> out,
+                             std::uint16_t retry_after_s = 0) noexcept;
+/// Refuses a length that does not match the data (malformed): the data is code, length and message,
+/// optionally followed by the 2-byte retry hint. Invalid UTF-8 in the message is replaced with '?' rather
+/// than refused: the disconnect still ends the connection.
 [[nodiscard]] outcome<disconnect_data, drop_reason> read_disconnect(std::span<const std::uint8_t> data);
 
 /// `text` cut to at most `max_bytes` without splitting a UTF-8 character.

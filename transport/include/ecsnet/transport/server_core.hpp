@@ -67,9 +67,12 @@ public:
     void flush(connection_id id, clock::time_point now);
     void flush_all(clock::time_point now);
     /// Ends a connection: its disconnect packets go out (code and message), on_disconnected is called
-    /// (closed_by::local) and its slot is free. False if there is no such connection.
-    bool disconnect(connection_id id, std::uint8_t code, std::string_view message, clock::time_point now);
-    void disconnect_all(std::uint8_t code, std::string_view message, clock::time_point now);
+    /// (closed_by::local) and its slot is free. False if there is no such connection. `retry_after_s`: a
+    /// hint of when the client may reconnect (0: none; packets.hpp).
+    bool disconnect(connection_id id, std::uint8_t code, std::string_view message, clock::time_point now,
+                    std::uint16_t retry_after_s = 0);
+    void disconnect_all(std::uint8_t code, std::string_view message, clock::time_point now,
+                        std::uint16_t retry_after_s = 0);
 
     [[nodiscard]] std::optional<connection_stats> stats(connection_id id, clock::time_point now) const;
     [[nodiscard]] std::optional<connection_info> info(connection_id id) const;
@@ -96,7 +99,7 @@ private:
                  clock::time_point now);
     void write_link_packets(server_connection& connection, clock::time_point now);
     void close(server_connection& connection, std::uint8_t code, std::string_view message, closed_by by,
-               clock::time_point now);
+               clock::time_point now, std::uint16_t retry_after_s = 0);
     void emit(const net_address& to, std::span<const std::uint8_t> datagram);
     [[nodiscard]] std::uint64_t unix_now() const;
     // Destroys the connections removed during the current call, once nothing up the stack uses them.

@@ -35,6 +35,7 @@ struct disconnect_info {
     std::uint8_t code{}; // disconnect_code.hpp's values, or the owner's own
     std::string message; // UTF-8, at most 127 bytes on the wire
     closed_by by{closed_by::local};
+    std::uint16_t retry_after_s{0}; // the retry hint of the disconnect packet (0: none)
 };
 
 class server_handler {

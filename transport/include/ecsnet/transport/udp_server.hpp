@@ -70,8 +70,9 @@ public:
     send_status send(connection_id id, channel ch, std::span<const std::byte> message);
     void flush(connection_id id);
     void flush_all();
-    bool disconnect(connection_id id, std::uint8_t code, std::string_view message);
-    void disconnect_all(std::uint8_t code, std::string_view message);
+    bool disconnect(connection_id id, std::uint8_t code, std::string_view message,
+                    std::uint16_t retry_after_s = 0);
+    void disconnect_all(std::uint8_t code, std::string_view message, std::uint16_t retry_after_s = 0);
 
     [[nodiscard]] std::optional<connection_stats> stats(connection_id id) const;
     [[nodiscard]] std::optional<connection_info> info(connection_id id) const { return core_->info(id); }

@@ -1,0 +1,310 @@
+// Checkpoints in-process: the file format round-trips a world that then evolves exactly as the original;
+// every bad file is refused whole with its own words (corrupt, truncated, other schema, other version, bad
+// magic, missing); the writer skips rather than queues; and a server whose save directory is unwritable
+// keeps ticking, counts each failure and logs it once per period.
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
+
+#include <ecsnet/arena/components.hpp>
+
+#include "ecsnet/server/arena_world.hpp"
+#include "ecsnet/server/checkpoint.hpp"
+#include "ecsnet/server/checkpoint_writer.hpp"
+#include "ecsnet/server/options.hpp"
+#include "server_support.hpp"
+
+namespace {
+
+using namespace ecsnet;
+using namespace ecsnet::server;
+using namespace std::chrono_literals;
+
+constexpr std::uint32_t tick_rate = 30;
+
+// A world and its history, ticked as the server ticks them.
+struct ticked_world {
+    explicit ticked_world(std::size_t npcs = 300)
+        : world{std::make_unique<arena_world>(arena_options{npcs, 42, tick_rate, 2})}
+        , history{world->replicated_schema(), world->registry(), proto::history_options{32, tick_rate}} {
+        world->declare_saveable(saveable);
+    }
+    void run(proto::tick_type until) {
+        while (tick < until) {
+            world->update(1.0 / tick_rate);
+            ++tick;
+            history.capture(tick, std::uint64_t{tick} * 1000);
+        }
+    }
+    std::unique_ptr<arena_world> world;
+    proto::snapshot_history history;
+    saveable_components saveable;
+    proto::tick_type tick{0};
+};
+
+std::vector<std::byte> saved_bytes(ticked_world& w) {
+    return encode_checkpoint(capture_checkpoint(*w.world, w.saveable, w.history, w.tick));
+}
+
+std::optional<checkpoint_refusal> decode(const std::vector<std::byte>& bytes) {
+    ticked_world fresh{10};
+    checkpoint_image image;
+    return decode_checkpoint(bytes, fresh.world->replicated_schema(), fresh.saveable, image);
+}
+
+std::string temp_path(const std::string& name) {
+    return testing::TempDir() + "ecsnet_checkpoint_" + name;
+}
+
+TEST(Checkpoint, ARestoredWorldEqualsTheSavedOneAndEvolvesIdentically) {
+    ticked_world original;
+    original.run(40);
+    const auto bytes = saved_bytes(original);
+
+    ticked_world restored{50}; // its own 50 NPCs are replaced
+    checkpoint_image image;
+    ASSERT_FALSE(decode_checkpoint(bytes, restored.world->replicated_schema(), restored.saveable, image));
+    EXPECT_EQ(image.tick, 40U);
+    ASSERT_FALSE(apply_checkpoint(image, *restored.world, restored.saveable, restored.history));
+    restored.tick = image.tick;
+    EXPECT_EQ(restored.world->registry().entity_pool(), original.world->registry().entity_pool());
+
+    // Captured as the same tick, the restored world has the saved one's checksum: the same indices,
+    // generations and quantized values.
+    restored.history.capture(40, 40 * 1000);
+    EXPECT_EQ(restored.history.newest().checksum, original.history.newest().checksum);
+    ASSERT_EQ(restored.history.newest_generations().size(), original.history.newest_generations().size());
+    EXPECT_TRUE(std::equal(restored.history.newest_generations().begin(),
+                           restored.history.newest_generations().end(),
+                           original.history.newest_generations().begin()));
+
+    // Server-only state and exact floats came back: 60 more ticks (spawns, despawns, turns) stay identical.
+    original.run(100);
+    restored.run(100);
+    EXPECT_EQ(restored.history.newest().checksum, original.history.newest().checksum);
+    EXPECT_EQ(restored.world->registry().entity_pool(), original.world->registry().entity_pool());
+    original.world->registry().view<arena::Transform>().each([&](entity e, const arena::Transform& t) {
+        const auto& mine = restored.world->registry().get<arena::Transform>(e);
+        EXPECT_EQ(mine.x, t.x);
+        EXPECT_EQ(mine.y, t.y);
+    });
+}
+
+TEST(Checkpoint, AFlippedByteIsAChecksumMismatch) {
+    ticked_world w;
+    w.run(5);
+    auto bytes = saved_bytes(w);
+    bytes[bytes.size() / 2] ^= std::byte{0x01};
+    const auto refused = decode(bytes);
+    ASSERT_TRUE(refused);
+    EXPECT_EQ(refused->error, checkpoint_error::checksum_mismatch);
+    EXPECT_NE(refused->message.find("checksum mismatch"), std::string::npos) << refused->message;
+}
+
+TEST(Checkpoint, ATruncatedFileSaysTruncated) {
+    ticked_world w;
+    w.run(5);
+    const auto bytes = saved_bytes(w);
+    for (const auto keep : {bytes.size() - 1, bytes.size() / 2, std::size_t{20}, std::size_t{0}}) {
+        const auto refused =
+            decode(std::vector<std::byte>(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(keep)));
+        ASSERT_TRUE(refused) << keep;
+        EXPECT_EQ(refused->error, checkpoint_error::truncated) << keep;
+        EXPECT_NE(refused->message.find("truncated"), std::string::npos) << refused->message;
+    }
+}
+
+// Another game: the same component names with another layout.
+struct other_transform {
+    float x{};
+};
+
+TEST(Checkpoint, AnotherSchemasCheckpointIsRefusedAndNothingIsTouched) {
+    static const proto::schema other{proto::component<other_transform>(
+        "Transform", proto::field<&other_transform::x>("x", proto::fixed_point<16>{-1024.0, 1.0 / 32}))};
+    ticked_world w;
+    w.run(5);
+    const auto bytes = saved_bytes(w);
+    checkpoint_image image;
+    const auto refused = decode_checkpoint(bytes, other, w.saveable, image);
+    ASSERT_TRUE(refused);
+    EXPECT_EQ(refused->error, checkpoint_error::other_schema);
+    EXPECT_NE(refused->message.find("other schema"), std::string::npos) << refused->message;
+    EXPECT_TRUE(image.pool.slots.empty()) << "nothing decoded into the caller's image";
+
+    // Other saveable declarations are another schema too.
+    saveable_components fewer;
+    fewer.add<arena::Mover>("Mover");
+    const auto also = decode_checkpoint(bytes, w.world->replicated_schema(), fewer, image);
+    ASSERT_TRUE(also);
+    EXPECT_EQ(also->error, checkpoint_error::other_schema);
+}
+
+TEST(Checkpoint, BadMagicAndOtherVersionsSaySo) {
+    ticked_world w;
+    w.run(2);
+    auto bytes = saved_bytes(w);
+    auto not_ours = bytes;
+    not_ours[0] = std::byte{'X'};
+    const auto magic = decode(not_ours);
+    ASSERT_TRUE(magic);
+    EXPECT_EQ(magic->error, checkpoint_error::bad_magic);
+    EXPECT_NE(magic->message.find("bad magic"), std::string::npos);
+
+    bytes[8] = std::byte{99}; // the format version
+    const auto version = decode(bytes);
+    ASSERT_TRUE(version);
+    EXPECT_EQ(version->error, checkpoint_error::other_version);
+    EXPECT_NE(version->message.find("version 99"), std::string::npos) << version->message;
+}
+
+TEST(Checkpoint, AMissingFileSaysMissing) {
+    std::vector<std::byte> bytes;
+    const auto refused = read_checkpoint_file(temp_path("does_not_exist"), bytes);
+    ASSERT_TRUE(refused);
+    EXPECT_EQ(refused->error, checkpoint_error::missing);
+    EXPECT_NE(refused->message.find("No such file"), std::string::npos) << refused->message;
+}
+
+TEST(Checkpoint, AServerRefusesABadRestoreBeforeOpeningItsPort) {
+    const auto path = temp_path("corrupt_restore");
+    {
+        ticked_world w;
+        w.run(3);
+        auto bytes = saved_bytes(w);
+        bytes[bytes.size() - 5] ^= std::byte{0x80}; // inside the checksum itself
+        std::ofstream out{path, std::ios::binary};
+        out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+    }
+    auto options = testing_support::test_options(50);
+    options.restore_path = path;
+    game_server server{options, std::make_unique<arena_world>(arena_options{50, 42, tick_rate, 1})};
+    try {
+        server.open();
+        FAIL() << "a corrupt checkpoint was accepted";
+    } catch (const std::runtime_error& error) {
+        EXPECT_NE(std::string{error.what()}.find("checksum mismatch"), std::string::npos) << error.what();
+    }
+    EXPECT_EQ(server.port(), 0) << "the game port never opened";
+}
+
+TEST(CheckpointOptions, FlagsAndTheirDefaults) {
+    const char* defaults[] = {"ecsnet-server"};
+    const auto plain = parse_options(1, defaults);
+    ASSERT_TRUE(plain.options);
+    EXPECT_TRUE(plain.options->save_path.empty());
+    EXPECT_EQ(plain.options->save_every.count(), 0);
+    EXPECT_EQ(plain.options->drain_time, 10'000ms);
+    EXPECT_EQ(plain.options->retry_after_seconds, 5U);
+
+    const char* given[] = {"ecsnet-server",
+                           "--save",
+                           "/var/lib/w.ckpt",
+                           "--save-every",
+                           "2.5",
+                           "--restore",
+                           "/var/lib/old.ckpt",
+                           "--drain-seconds",
+                           "3",
+                           "--retry-after-seconds",
+                           "20"};
+    const auto parsed = parse_options(static_cast<int>(std::size(given)), given);
+    ASSERT_TRUE(parsed.options);
+    EXPECT_EQ(parsed.options->save_path, "/var/lib/w.ckpt");
+    EXPECT_EQ(parsed.options->save_every, 2500ms);
+    EXPECT_EQ(parsed.options->restore_path, "/var/lib/old.ckpt");
+    EXPECT_EQ(parsed.options->drain_time, 3000ms);
+    EXPECT_EQ(parsed.options->retry_after_seconds, 20U);
+}
+
+TEST(CheckpointDrain, TheDrainHookRunsOnceAfterTheFinalCheckpoint) {
+    const auto path = temp_path("drain_hook");
+    std::filesystem::remove(path);
+    auto options = testing_support::test_options(50);
+    options.save_path = path;
+    game_server server{options, std::make_unique<arena_world>(arena_options{50, 42, tick_rate, 1})};
+    server.open();
+    int calls = 0;
+    bool saved_before_hook = false;
+    server.on_drain([&] {
+        ++calls;
+        saved_before_hook = std::filesystem::exists(path);
+    });
+    std::thread running{[&server] { server.run(false); }};
+    std::this_thread::sleep_for(100ms);
+    server.stop();
+    server.stop(); // a second stop (a second SIGTERM) drains nothing more
+    running.join();
+    EXPECT_EQ(calls, 1);
+    EXPECT_TRUE(saved_before_hook) << "the hook runs once the final checkpoint is on disk";
+    EXPECT_EQ(server.exit_code(), 0);
+    EXPECT_EQ(server.metrics().checkpoints_written.value(), 1U);
+    EXPECT_GT(server.metrics().checkpoint_last_size.value(), 1000.0);
+}
+
+TEST(CheckpointWriter, AWriteInFlightMakesTheNextOneSkipNotQueue) {
+    const auto path = temp_path("writer");
+    ticked_world w;
+    w.run(2);
+    checkpoint_writer writer{path, 300ms};
+    EXPECT_TRUE(writer.submit(capture_checkpoint(*w.world, w.saveable, w.history, w.tick)));
+    EXPECT_TRUE(writer.busy());
+    EXPECT_FALSE(writer.submit(capture_checkpoint(*w.world, w.saveable, w.history, w.tick)));
+    ASSERT_TRUE(writer.wait_idle(std::chrono::steady_clock::now() + 5s));
+    const auto outcome = writer.take_outcome();
+    ASSERT_TRUE(outcome);
+    EXPECT_TRUE(outcome->ok) << outcome->error;
+    EXPECT_EQ(outcome->bytes, std::filesystem::file_size(path));
+    EXPECT_FALSE(writer.take_outcome()) << "an outcome is handed out once";
+    std::vector<std::byte> bytes;
+    ASSERT_FALSE(read_checkpoint_file(path, bytes));
+    EXPECT_FALSE(decode(bytes));
+}
+
+TEST(CheckpointWriter, AnUnwritableDirectoryIsCountedLoggedOncePerPeriodAndTheServerKeepsTicking) {
+    std::ostringstream log;
+    auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(log);
+    auto previous = spdlog::default_logger();
+    spdlog::set_default_logger(std::make_shared<spdlog::logger>("checkpoint_test", sink));
+    spdlog::set_level(spdlog::level::warn);
+
+    auto options = testing_support::test_options(50);
+    options.save_path = "/dev/null/world.ckpt"; // its directory is a device: nothing can be created there
+    options.save_every = 50ms;
+    options.log_period = 10'000ms;
+    {
+        testing_support::running_server server{options};
+        const auto deadline = std::chrono::steady_clock::now() + 5s;
+        while (server.get().metrics().checkpoints_failed.value() < 4 &&
+               std::chrono::steady_clock::now() < deadline) {
+            std::this_thread::sleep_for(10ms);
+        }
+        EXPECT_GE(server.get().metrics().checkpoints_failed.value(), 4U);
+        EXPECT_EQ(server.get().metrics().checkpoints_written.value(), 0U);
+        EXPECT_TRUE(server.get().healthy());
+        server.stop(); // the final checkpoint fails as well: a non-zero exit code
+        EXPECT_EQ(server.get().exit_code(), 1);
+    }
+    spdlog::set_default_logger(previous);
+    const auto text = log.str();
+    EXPECT_NE(text.find("cannot write in '/dev/null'"), std::string::npos) << "said at start\n" << text;
+    std::size_t periodic = 0;
+    for (auto at = text.find("failed, the previous one stays"); at != std::string::npos;
+         at = text.find("failed, the previous one stays", at + 1)) {
+        ++periodic;
+    }
+    EXPECT_EQ(periodic, 1U) << "one line per log period\n" << text;
+    EXPECT_NE(text.find("final checkpoint to '/dev/null/world.ckpt' failed"), std::string::npos) << text;
+}
+
+} // namespace
