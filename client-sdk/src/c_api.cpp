@@ -123,13 +123,11 @@ ecsnet_result copy_text(ecsnet_client& client, std::string_view text, char* out,
     if (size != nullptr) {
         *size = text.size() + 1;
     }
-    if (out == nullptr && capacity != 0) {
-        return null_argument(&client, "the buffer");
+    if (out == nullptr) {
+        // (NULL, 0) asks the size only.
+        return capacity == 0 ? ECSNET_OK : null_argument(&client, "the buffer");
     }
     if (capacity < text.size() + 1) {
-        if (out == nullptr && size != nullptr) {
-            return ECSNET_OK; // a size query
-        }
         return fail(&client, ECSNET_ERROR_BUFFER_TOO_SMALL,
                     "the buffer holds " + std::to_string(capacity) + " bytes, " +
                         std::to_string(text.size() + 1) + " are needed");
