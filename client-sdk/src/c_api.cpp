@@ -43,10 +43,12 @@ struct ecsnet_client {
     explicit ecsnet_client(ecsnet::client::client_options options)
         : sdk{ecsnet::arena::replicated_schema(), std::move(options)} {
         auto& reg = sdk.registry();
-        reg.on_construct<ecsnet::proto::net_id>().connect(
-            [this](ecsnet::registry& r, ecsnet::entity e) { created.push_back(to_c(r.get<ecsnet::proto::net_id>(e))); });
-        reg.on_destroy<ecsnet::proto::net_id>().connect(
-            [this](ecsnet::registry& r, ecsnet::entity e) { destroyed.push_back(to_c(r.get<ecsnet::proto::net_id>(e))); });
+        reg.on_construct<ecsnet::proto::net_id>().connect([this](ecsnet::registry& r, ecsnet::entity e) {
+            created.push_back(to_c(r.get<ecsnet::proto::net_id>(e)));
+        });
+        reg.on_destroy<ecsnet::proto::net_id>().connect([this](ecsnet::registry& r, ecsnet::entity e) {
+            destroyed.push_back(to_c(r.get<ecsnet::proto::net_id>(e)));
+        });
         // The schema's components, by their C++ types: the registry's signals are typed.
         watch_changes<ecsnet::arena::Transform>();
         watch_changes<ecsnet::arena::Health>();
@@ -57,11 +59,12 @@ struct ecsnet_client {
         return (static_cast<std::uint64_t>(id.id.generation) << 32) | id.id.index;
     }
 
-    ecsnet::client::client sdk;
     std::string last_error;
     entity_callback on_created, on_changed, on_destroyed;
     // Gathered during poll(), handed to the callbacks after it (net ids: local entities may be gone).
     std::vector<ecsnet_entity_id> created, changed, destroyed;
+    // Last: destroyed first, while the vectors its registry's signals write to still exist.
+    ecsnet::client::client sdk;
 
 private:
     template<typename Component>
@@ -89,7 +92,9 @@ ecsnet_result fail(ecsnet_client* client, ecsnet_result code, std::string_view m
     return code;
 }
 
-ecsnet_result null_handle() noexcept { return fail(nullptr, ECSNET_ERROR_NULL_HANDLE, "the client handle is NULL"); }
+ecsnet_result null_handle() noexcept {
+    return fail(nullptr, ECSNET_ERROR_NULL_HANDLE, "the client handle is NULL");
+}
 
 ecsnet_result null_argument(ecsnet_client* client, const char* which) noexcept {
     try {
@@ -145,8 +150,8 @@ ecsnet_result check_component(ecsnet_client& client, std::uint32_t component) {
     const auto count = schema_of(client).size();
     if (component >= count) {
         return fail(&client, ECSNET_ERROR_NOT_FOUND,
-                    "no component " + std::to_string(component) + " (the schema has " + std::to_string(count) +
-                        ")");
+                    "no component " + std::to_string(component) + " (the schema has " +
+                        std::to_string(count) + ")");
     }
     return ECSNET_OK;
 }
@@ -170,8 +175,9 @@ ecsnet::entity local_entity(ecsnet_client& client, ecsnet_entity_id id) {
                                         static_cast<std::uint32_t>(id >> 32)};
     const auto local = client.sdk.mirror().find(net);
     if (local == ecsnet::null_entity || !client.sdk.registry().valid(local)) {
-        fail(&client, ECSNET_ERROR_NOT_FOUND, "no entity " + std::to_string(net.index) + " generation " +
-                                                  std::to_string(net.generation) + " in the mirror");
+        fail(&client, ECSNET_ERROR_NOT_FOUND,
+             "no entity " + std::to_string(net.index) + " generation " + std::to_string(net.generation) +
+                 " in the mirror");
         return ecsnet::null_entity;
     }
     return local;
@@ -198,7 +204,8 @@ ecsnet_result quantized_values(ecsnet_client& client, ecsnet_entity_id id, std::
 }
 
 std::int64_t as_integer(const ecsnet::proto::field_info& field, std::uint32_t quantized) noexcept {
-    if (field.encoding == ecsnet::proto::field_encoding::signed_integer && field.bits > 0 && field.bits < 64) {
+    if (field.encoding == ecsnet::proto::field_encoding::signed_integer && field.bits > 0 &&
+        field.bits < 64) {
         const auto shift = 64U - field.bits;
         return static_cast<std::int64_t>(static_cast<std::uint64_t>(quantized) << shift) >> shift;
     }
@@ -218,8 +225,9 @@ double as_real(const ecsnet::proto::field_info& field, std::uint32_t quantized) 
 }
 
 // One field of one entity, quantized, with its description.
-ecsnet_result field_value(ecsnet_client& client, ecsnet_entity_id id, std::uint32_t component, std::uint32_t field,
-                          const ecsnet::proto::field_info*& info, std::uint32_t& quantized) {
+ecsnet_result field_value(ecsnet_client& client, ecsnet_entity_id id, std::uint32_t component,
+                          std::uint32_t field, const ecsnet::proto::field_info*& info,
+                          std::uint32_t& quantized) {
     if (const auto checked = check_field(client, component, field); checked != ECSNET_OK) {
         return checked;
     }
@@ -255,24 +263,40 @@ extern "C" {
 
 const char* ecsnet_result_name(int result) {
     switch (result) {
-    case ECSNET_OK: return "ECSNET_OK";
-    case ECSNET_ERROR_NULL_HANDLE: return "ECSNET_ERROR_NULL_HANDLE";
-    case ECSNET_ERROR_INVALID_ARGUMENT: return "ECSNET_ERROR_INVALID_ARGUMENT";
-    case ECSNET_ERROR_NOT_FOUND: return "ECSNET_ERROR_NOT_FOUND";
-    case ECSNET_ERROR_BUFFER_TOO_SMALL: return "ECSNET_ERROR_BUFFER_TOO_SMALL";
-    case ECSNET_ERROR_NOT_CONNECTED: return "ECSNET_ERROR_NOT_CONNECTED";
-    case ECSNET_ERROR_BUSY: return "ECSNET_ERROR_BUSY";
-    case ECSNET_ERROR_REFUSED: return "ECSNET_ERROR_REFUSED";
-    case ECSNET_ERROR_UNSUPPORTED: return "ECSNET_ERROR_UNSUPPORTED";
-    case ECSNET_ERROR_OUT_OF_MEMORY: return "ECSNET_ERROR_OUT_OF_MEMORY";
-    case ECSNET_ERROR_INTERNAL: return "ECSNET_ERROR_INTERNAL";
-    default: return "ECSNET_UNKNOWN_RESULT";
+    case ECSNET_OK:
+        return "ECSNET_OK";
+    case ECSNET_ERROR_NULL_HANDLE:
+        return "ECSNET_ERROR_NULL_HANDLE";
+    case ECSNET_ERROR_INVALID_ARGUMENT:
+        return "ECSNET_ERROR_INVALID_ARGUMENT";
+    case ECSNET_ERROR_NOT_FOUND:
+        return "ECSNET_ERROR_NOT_FOUND";
+    case ECSNET_ERROR_BUFFER_TOO_SMALL:
+        return "ECSNET_ERROR_BUFFER_TOO_SMALL";
+    case ECSNET_ERROR_NOT_CONNECTED:
+        return "ECSNET_ERROR_NOT_CONNECTED";
+    case ECSNET_ERROR_BUSY:
+        return "ECSNET_ERROR_BUSY";
+    case ECSNET_ERROR_REFUSED:
+        return "ECSNET_ERROR_REFUSED";
+    case ECSNET_ERROR_UNSUPPORTED:
+        return "ECSNET_ERROR_UNSUPPORTED";
+    case ECSNET_ERROR_OUT_OF_MEMORY:
+        return "ECSNET_ERROR_OUT_OF_MEMORY";
+    case ECSNET_ERROR_INTERNAL:
+        return "ECSNET_ERROR_INTERNAL";
+    default:
+        return "ECSNET_UNKNOWN_RESULT";
     }
 }
 
-const char* ecsnet_version(void) { return ECSNET_VERSION_STRING; }
+const char* ecsnet_version(void) {
+    return ECSNET_VERSION_STRING;
+}
 
-int ecsnet_abi_version(void) { return ECSNET_CLIENT_ABI_VERSION; }
+int ecsnet_abi_version(void) {
+    return ECSNET_CLIENT_ABI_VERSION;
+}
 
 ecsnet_result ecsnet_client_options_init(ecsnet_client_options* options) {
     if (options == nullptr) {
@@ -455,8 +479,8 @@ ecsnet_result ecsnet_schema_component_count(ecsnet_client* client, uint32_t* cou
     });
 }
 
-ecsnet_result ecsnet_schema_component_name(ecsnet_client* client, uint32_t component, char* name, size_t capacity,
-                                           size_t* name_size) {
+ecsnet_result ecsnet_schema_component_name(ecsnet_client* client, uint32_t component, char* name,
+                                           size_t capacity, size_t* name_size) {
     return guarded(client, [&](ecsnet_client& c) {
         if (const auto checked = check_component(c, component); checked != ECSNET_OK) {
             return checked;
@@ -484,7 +508,8 @@ ecsnet_result ecsnet_schema_field_name(ecsnet_client* client, uint32_t component
         if (const auto checked = check_field(c, component, field); checked != ECSNET_OK) {
             return checked;
         }
-        return copy_text(c, schema_of(c).component_at(component).fields[field].name, name, capacity, name_size);
+        return copy_text(c, schema_of(c).component_at(component).fields[field].name, name, capacity,
+                         name_size);
     });
 }
 
@@ -534,8 +559,9 @@ ecsnet_result ecsnet_field_id(ecsnet_client* client, uint32_t component, const c
                 return ECSNET_OK;
             }
         }
-        return fail(&c, ECSNET_ERROR_NOT_FOUND, std::string{"no field named '"} + name + "' in " +
-                                                    schema_of(c).component_at(component).name);
+        return fail(&c, ECSNET_ERROR_NOT_FOUND,
+                    std::string{"no field named '"} + name + "' in " +
+                        schema_of(c).component_at(component).name);
     });
 }
 
@@ -586,8 +612,8 @@ ecsnet_result ecsnet_client_own_entity(ecsnet_client* client, ecsnet_entity_id* 
             return null_argument(&c, "entity");
         }
         const auto local = c.sdk.own_entity();
-        const auto* id = local == ecsnet::null_entity ? nullptr
-                                                      : c.sdk.registry().try_get<ecsnet::proto::net_id>(local);
+        const auto* id =
+            local == ecsnet::null_entity ? nullptr : c.sdk.registry().try_get<ecsnet::proto::net_id>(local);
         if (id == nullptr) {
             return fail(&c, ECSNET_ERROR_NOT_FOUND, "no avatar mirrored (not connected, or no snapshot yet)");
         }
@@ -748,8 +774,8 @@ ecsnet_result ecsnet_client_send_input(ecsnet_client* client, const void* payloa
         if (c.sdk.state() != client_state::connected) {
             return fail(&c, ECSNET_ERROR_NOT_CONNECTED, "not connected");
         }
-        const std::string_view bytes = size == 0 ? std::string_view{}
-                                                 : std::string_view{static_cast<const char*>(payload), size};
+        const std::string_view bytes =
+            size == 0 ? std::string_view{} : std::string_view{static_cast<const char*>(payload), size};
         if (!c.sdk.send_input(bytes)) {
             return fail(&c, ECSNET_ERROR_REFUSED,
                         "the input was refused (" + std::to_string(size) +

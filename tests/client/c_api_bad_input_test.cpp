@@ -32,20 +32,48 @@ struct client_handle {
 void ignore_entity(void*, ecsnet_client*, ecsnet_entity_id) {}
 
 TEST(CApiBadInput, EveryFunctionIsExported) {
-    for (const char* name :
-         {"ecsnet_result_name", "ecsnet_version", "ecsnet_abi_version", "ecsnet_client_options_init",
-          "ecsnet_client_create", "ecsnet_client_destroy", "ecsnet_client_last_error", "ecsnet_client_connect",
-          "ecsnet_client_connect_token", "ecsnet_client_disconnect", "ecsnet_client_poll", "ecsnet_client_get_state",
-          "ecsnet_client_state_name", "ecsnet_client_disconnect_reason", "ecsnet_disconnect_reason_name",
-          "ecsnet_schema_component_count", "ecsnet_schema_component_name", "ecsnet_schema_field_count",
-          "ecsnet_schema_field_name", "ecsnet_schema_field_encoding", "ecsnet_component_id", "ecsnet_field_id",
-          "ecsnet_client_entity_count", "ecsnet_client_entity_at", "ecsnet_client_entity_exists",
-          "ecsnet_client_own_entity", "ecsnet_entity_has_component", "ecsnet_entity_get_quantized",
-          "ecsnet_entity_get_int64", "ecsnet_entity_get_double", "ecsnet_entity_get_float",
-          "ecsnet_entity_get_component", "ecsnet_entity_get_double_by_name", "ecsnet_entity_get_predicted_double",
-          "ecsnet_client_on_entity_created", "ecsnet_client_on_entity_changed", "ecsnet_client_on_entity_destroyed",
-          "ecsnet_client_send_input", "ecsnet_arena_encode_move", "ecsnet_client_send_move", "ecsnet_stats_init",
-          "ecsnet_client_get_stats"}) {
+    for (const char* name : {"ecsnet_result_name",
+                             "ecsnet_version",
+                             "ecsnet_abi_version",
+                             "ecsnet_client_options_init",
+                             "ecsnet_client_create",
+                             "ecsnet_client_destroy",
+                             "ecsnet_client_last_error",
+                             "ecsnet_client_connect",
+                             "ecsnet_client_connect_token",
+                             "ecsnet_client_disconnect",
+                             "ecsnet_client_poll",
+                             "ecsnet_client_get_state",
+                             "ecsnet_client_state_name",
+                             "ecsnet_client_disconnect_reason",
+                             "ecsnet_disconnect_reason_name",
+                             "ecsnet_schema_component_count",
+                             "ecsnet_schema_component_name",
+                             "ecsnet_schema_field_count",
+                             "ecsnet_schema_field_name",
+                             "ecsnet_schema_field_encoding",
+                             "ecsnet_component_id",
+                             "ecsnet_field_id",
+                             "ecsnet_client_entity_count",
+                             "ecsnet_client_entity_at",
+                             "ecsnet_client_entity_exists",
+                             "ecsnet_client_own_entity",
+                             "ecsnet_entity_has_component",
+                             "ecsnet_entity_get_quantized",
+                             "ecsnet_entity_get_int64",
+                             "ecsnet_entity_get_double",
+                             "ecsnet_entity_get_float",
+                             "ecsnet_entity_get_component",
+                             "ecsnet_entity_get_double_by_name",
+                             "ecsnet_entity_get_predicted_double",
+                             "ecsnet_client_on_entity_created",
+                             "ecsnet_client_on_entity_changed",
+                             "ecsnet_client_on_entity_destroyed",
+                             "ecsnet_client_send_input",
+                             "ecsnet_arena_encode_move",
+                             "ecsnet_client_send_move",
+                             "ecsnet_stats_init",
+                             "ecsnet_client_get_stats"}) {
         EXPECT_NE(dlsym(RTLD_DEFAULT, name), nullptr) << name;
     }
     // The C++ inside is not exported.
@@ -205,7 +233,7 @@ TEST(CApiBadInput, WrongIds) {
     expect_not_found(ecsnet_schema_field_name(c, 0, 4, text, sizeof text, &size)); // Transform has 4 fields
     expect_not_found(ecsnet_schema_field_name(c, 99, 0, text, sizeof text, &size));
     expect_not_found(ecsnet_schema_field_encoding(c, 1, 1, &i32, &u32)); // Health has 1 field
-    expect_not_found(ecsnet_component_id(c, "transform", &u32));          // names are case-sensitive
+    expect_not_found(ecsnet_component_id(c, "transform", &u32));         // names are case-sensitive
     expect_not_found(ecsnet_component_id(c, "", &u32));
     expect_not_found(ecsnet_field_id(c, 0, "w", &u32));
     expect_not_found(ecsnet_field_id(c, 99, "x", &u32));
@@ -254,18 +282,20 @@ TEST(CApiBadInput, BuffersTooSmall) {
     EXPECT_EQ(size, 2U);
 
     unsigned char move[ECSNET_ARENA_MOVE_INPUT_SIZE]{};
-    EXPECT_EQ(ecsnet_arena_encode_move(0, 1.0F, 0.0F, 1.0F, move, sizeof move - 1), ECSNET_ERROR_BUFFER_TOO_SMALL);
+    EXPECT_EQ(ecsnet_arena_encode_move(0, 1.0F, 0.0F, 1.0F, move, sizeof move - 1),
+              ECSNET_ERROR_BUFFER_TOO_SMALL);
     ASSERT_EQ(ecsnet_arena_encode_move(3, 1.0F, 0.0F, 2.0F, move, sizeof move), ECSNET_OK);
-    EXPECT_EQ(move[0], 3);                                                     // u32 target, little-endian
-    EXPECT_EQ(std::memcmp(move + 4, "\x00\x00\x80\x3f", 4), 0);                 // 1.0f
-    EXPECT_EQ(std::memcmp(move + 12, "\x00\x00\x00\x40", 4), 0);                // 2.0f
+    EXPECT_EQ(move[0], 3);                                       // u32 target, little-endian
+    EXPECT_EQ(std::memcmp(move + 4, "\x00\x00\x80\x3f", 4), 0);  // 1.0f
+    EXPECT_EQ(std::memcmp(move + 12, "\x00\x00\x00\x40", 4), 0); // 2.0f
 
     // The disconnect message into a small buffer: the reason still given.
     ASSERT_EQ(ecsnet_client_connect(c, "127.0.0.1", 9), ECSNET_OK);
     ASSERT_EQ(ecsnet_client_disconnect(c, "a goodbye longer than the buffer"), ECSNET_OK);
     ecsnet_client_poll(c, nullptr);
     std::int32_t reason = -1;
-    EXPECT_EQ(ecsnet_client_disconnect_reason(c, &reason, text, sizeof text, &size), ECSNET_ERROR_BUFFER_TOO_SMALL);
+    EXPECT_EQ(ecsnet_client_disconnect_reason(c, &reason, text, sizeof text, &size),
+              ECSNET_ERROR_BUFFER_TOO_SMALL);
     EXPECT_EQ(reason, ECSNET_DISCONNECT_CLIENT_QUIT);
     EXPECT_GT(size, sizeof text);
 }
@@ -275,7 +305,8 @@ TEST(CApiBadInput, AfterDisconnect) {
     ecsnet_client* c = handle.get;
     ASSERT_NE(c, nullptr);
     const unsigned char payload[16]{};
-    EXPECT_EQ(ecsnet_client_send_input(c, payload, sizeof payload), ECSNET_ERROR_NOT_CONNECTED); // never connected
+    EXPECT_EQ(ecsnet_client_send_input(c, payload, sizeof payload),
+              ECSNET_ERROR_NOT_CONNECTED); // never connected
     EXPECT_EQ(ecsnet_client_disconnect(c, nullptr), ECSNET_ERROR_NOT_CONNECTED);
 
     // A TCP connection nobody accepts (port 1 on 127.0.0.1): connect_failed, at once or within 500 ms.

@@ -28,7 +28,7 @@ static int failures = 0;
     do {                                                                                                     \
         const ecsnet_result result_ = (call);                                                                \
         if (result_ != ECSNET_OK) {                                                                          \
-            fprintf(stderr, "%s:%d: %s: %s (%s)\n", __FILE__, __LINE__, #call, ecsnet_result_name(result_), \
+            fprintf(stderr, "%s:%d: %s: %s (%s)\n", __FILE__, __LINE__, #call, ecsnet_result_name(result_),  \
                     ecsnet_client_last_error(client));                                                       \
             ++failures;                                                                                      \
         }                                                                                                    \
@@ -184,7 +184,8 @@ static void check_world(ecsnet_client* client, ecsnet_entity_id avatar, uint32_t
     CHECK_OK(client, ecsnet_entity_get_int64(client, avatar, transform, x, &as_int));
     CHECK(by_name == by_id);
     CHECK(fabs((double)as_float - by_id) < 1e-3);
-    CHECK(fabs(-1024.0 + quantized / 512.0 - by_id) < 1e-9); /* Transform.x: fixed point, min -1024, 1/512 m */
+    /* Transform.x: fixed point, min -1024, 1/512 m */
+    CHECK(fabs(-1024.0 + quantized / 512.0 - by_id) < 1e-9);
     CHECK(as_int == (int64_t)quantized);
     CHECK(by_id >= -1024.0 && by_id < 1024.0);
 
@@ -197,7 +198,8 @@ static void check_world(ecsnet_client* client, ecsnet_entity_id avatar, uint32_t
           ECSNET_ERROR_BUFFER_TOO_SMALL);
     CHECK(fields == 4);
     double predicted = 0.0;
-    CHECK(ecsnet_entity_get_predicted_double(client, avatar, transform, x, &predicted) == ECSNET_ERROR_UNSUPPORTED);
+    CHECK(ecsnet_entity_get_predicted_double(client, avatar, transform, x, &predicted) ==
+          ECSNET_ERROR_UNSUPPORTED);
 }
 
 /* Walks the avatar along +x or -x (away from the nearer edge) for 1 s: it must move at least 3 m. */
@@ -331,7 +333,8 @@ int main(int argc, char** argv) {
     int32_t reason = -1;
     char message[128];
     size_t message_size = 0;
-    CHECK_OK(client, ecsnet_client_disconnect_reason(client, &reason, message, sizeof message, &message_size));
+    CHECK_OK(client,
+             ecsnet_client_disconnect_reason(client, &reason, message, sizeof message, &message_size));
     CHECK(reason == ECSNET_DISCONNECT_CLIENT_QUIT);
     CHECK(message_size == strlen(message) + 1);
     CHECK(ecsnet_client_send_move(client, 1.0f, 0.0f, 1.0f) == ECSNET_ERROR_NOT_CONNECTED);

@@ -7,12 +7,16 @@
  *   options.name = "player one";
  *   ecsnet_client* client = NULL;
  *   if (ecsnet_client_create(&options, &client) != ECSNET_OK) { ... }
- *   ecsnet_client_connect(client, "127.0.0.1", 7777);    // or ecsnet_client_connect_token(client, token, len)
+ *   ecsnet_client_connect(client, "127.0.0.1", 7777);  // or ecsnet_client_connect_token()
  *   while (playing) {
- *       ecsnet_client_poll(client, NULL);                  // never blocks; fires the entity callbacks
+ *       ecsnet_client_poll(client, NULL);  // never blocks; fires the entity callbacks
  *       size_t count = 0;
  *       ecsnet_client_entity_count(client, &count);
- *       for (size_t i = 0; i < count; ++i) { ecsnet_entity_id e; ecsnet_client_entity_at(client, i, &e); ... }
+ *       for (size_t i = 0; i < count; ++i) {
+ *           ecsnet_entity_id e;
+ *           ecsnet_client_entity_at(client, i, &e);
+ *           ...
+ *       }
  *       ecsnet_client_send_move(client, dir_x, dir_y, 4.0f);
  *   }
  *   ecsnet_client_destroy(client);
@@ -94,14 +98,14 @@ typedef enum ecsnet_transport {
 } ecsnet_transport;
 
 typedef struct ecsnet_client_options {
-    size_t struct_size;               /* sizeof(ecsnet_client_options) */
-    const char* name;                 /* shown in the server's logs; NULL: "ecsnet-client" */
-    int32_t transport;                /* an ecsnet_transport */
-    uint32_t connect_timeout_ms;      /* 0: the default (5,000) */
-    uint32_t handshake_timeout_ms;    /* 0: the default (5,000) */
-    uint32_t idle_timeout_ms;         /* 0: the default (10,000) */
-    uint32_t interpolation_delay_ms;  /* 0: the default (100) */
-    uint64_t protocol_id;             /* of the development tokens the client makes; 0: the default */
+    size_t struct_size;              /* sizeof(ecsnet_client_options) */
+    const char* name;                /* shown in the server's logs; NULL: "ecsnet-client" */
+    int32_t transport;               /* an ecsnet_transport */
+    uint32_t connect_timeout_ms;     /* 0: the default (5,000) */
+    uint32_t handshake_timeout_ms;   /* 0: the default (5,000) */
+    uint32_t idle_timeout_ms;        /* 0: the default (10,000) */
+    uint32_t interpolation_delay_ms; /* 0: the default (100) */
+    uint64_t protocol_id;            /* of the development tokens the client makes; 0: the default */
 } ecsnet_client_options;
 
 /* Fills *options with the defaults and struct_size. */
@@ -169,8 +173,9 @@ typedef enum ecsnet_disconnect_reason {
  * copied into message[0..capacity) with its NUL, and *message_size (may be NULL) gets the size it needs
  * (NUL included). message may be NULL with capacity 0 to ask the size. A message longer than the buffer:
  * ECSNET_ERROR_BUFFER_TOO_SMALL, *reason and *message_size still set. */
-ECSNET_API ecsnet_result ecsnet_client_disconnect_reason(ecsnet_client* client, int32_t* reason, char* message,
-                                                         size_t capacity, size_t* message_size);
+ECSNET_API ecsnet_result ecsnet_client_disconnect_reason(ecsnet_client* client, int32_t* reason,
+                                                         char* message, size_t capacity,
+                                                         size_t* message_size);
 /* "shutdown", "client_quit", "connect_failed"...; "unknown" for other values. */
 ECSNET_API const char* ecsnet_disconnect_reason_name(int reason);
 
@@ -181,7 +186,8 @@ ECSNET_API ecsnet_result ecsnet_schema_component_count(ecsnet_client* client, ui
 /* Copies the name like ecsnet_client_disconnect_reason() copies its message. */
 ECSNET_API ecsnet_result ecsnet_schema_component_name(ecsnet_client* client, uint32_t component, char* name,
                                                       size_t capacity, size_t* name_size);
-ECSNET_API ecsnet_result ecsnet_schema_field_count(ecsnet_client* client, uint32_t component, uint32_t* count);
+ECSNET_API ecsnet_result ecsnet_schema_field_count(ecsnet_client* client, uint32_t component,
+                                                   uint32_t* count);
 ECSNET_API ecsnet_result ecsnet_schema_field_name(ecsnet_client* client, uint32_t component, uint32_t field,
                                                   char* name, size_t capacity, size_t* name_size);
 
@@ -194,8 +200,8 @@ typedef enum ecsnet_field_encoding {
 } ecsnet_field_encoding;
 
 /* The field's encoding (an ecsnet_field_encoding) and width in bits (either pointer may be NULL). */
-ECSNET_API ecsnet_result ecsnet_schema_field_encoding(ecsnet_client* client, uint32_t component, uint32_t field,
-                                                      int32_t* encoding, uint32_t* bits);
+ECSNET_API ecsnet_result ecsnet_schema_field_encoding(ecsnet_client* client, uint32_t component,
+                                                      uint32_t field, int32_t* encoding, uint32_t* bits);
 /* The id of the component named `name` ("Transform"): ECSNET_ERROR_NOT_FOUND when there is none. */
 ECSNET_API ecsnet_result ecsnet_component_id(ecsnet_client* client, const char* name, uint32_t* component);
 /* The id of the field named `name` ("x") in `component`. */
@@ -214,9 +220,11 @@ typedef uint64_t ecsnet_entity_id;
 /* The entities mirrored now, and the one at a position in 0..count (the order is unspecified and holds
  * until the next poll). After a disconnect the mirror keeps the last state. */
 ECSNET_API ecsnet_result ecsnet_client_entity_count(ecsnet_client* client, size_t* count);
-ECSNET_API ecsnet_result ecsnet_client_entity_at(ecsnet_client* client, size_t position, ecsnet_entity_id* entity);
+ECSNET_API ecsnet_result ecsnet_client_entity_at(ecsnet_client* client, size_t position,
+                                                 ecsnet_entity_id* entity);
 /* Whether the entity is mirrored now (*exists 1 or 0). */
-ECSNET_API ecsnet_result ecsnet_client_entity_exists(ecsnet_client* client, ecsnet_entity_id entity, int* exists);
+ECSNET_API ecsnet_result ecsnet_client_entity_exists(ecsnet_client* client, ecsnet_entity_id entity,
+                                                     int* exists);
 /* The avatar the server gave this client: ECSNET_ERROR_NOT_FOUND until its first snapshot has arrived. */
 ECSNET_API ecsnet_result ecsnet_client_own_entity(ecsnet_client* client, ecsnet_entity_id* entity);
 
@@ -246,7 +254,8 @@ ECSNET_API ecsnet_result ecsnet_entity_get_double_by_name(ecsnet_client* client,
 /* The client's predicted value of a field. Client-side prediction is not in this library yet: always
  * ECSNET_ERROR_UNSUPPORTED (the entry point is kept so that the ABI need not change when it comes). */
 ECSNET_API ecsnet_result ecsnet_entity_get_predicted_double(ecsnet_client* client, ecsnet_entity_id entity,
-                                                            uint32_t component, uint32_t field, double* value);
+                                                            uint32_t component, uint32_t field,
+                                                            double* value);
 
 /* ---- callbacks, fired from ecsnet_client_poll() after the snapshots are applied --------------------- */
 
@@ -255,10 +264,10 @@ ECSNET_API ecsnet_result ecsnet_entity_get_predicted_double(ecsnet_client* clien
 typedef void (*ecsnet_entity_callback)(void* user_data, ecsnet_client* client, ecsnet_entity_id entity);
 
 /* Sets (or, with NULL, removes) a callback; user_data is handed back as it is. */
-ECSNET_API ecsnet_result ecsnet_client_on_entity_created(ecsnet_client* client, ecsnet_entity_callback callback,
-                                                         void* user_data);
-ECSNET_API ecsnet_result ecsnet_client_on_entity_changed(ecsnet_client* client, ecsnet_entity_callback callback,
-                                                         void* user_data);
+ECSNET_API ecsnet_result ecsnet_client_on_entity_created(ecsnet_client* client,
+                                                         ecsnet_entity_callback callback, void* user_data);
+ECSNET_API ecsnet_result ecsnet_client_on_entity_changed(ecsnet_client* client,
+                                                         ecsnet_entity_callback callback, void* user_data);
 ECSNET_API ecsnet_result ecsnet_client_on_entity_destroyed(ecsnet_client* client,
                                                            ecsnet_entity_callback callback, void* user_data);
 
@@ -275,31 +284,32 @@ ECSNET_API ecsnet_result ecsnet_client_send_input(ecsnet_client* client, const v
 ECSNET_API ecsnet_result ecsnet_arena_encode_move(uint32_t target, float dir_x, float dir_y, float speed,
                                                   void* out, size_t capacity);
 /* Encodes and sends a move of the own avatar. */
-ECSNET_API ecsnet_result ecsnet_client_send_move(ecsnet_client* client, float dir_x, float dir_y, float speed);
+ECSNET_API ecsnet_result ecsnet_client_send_move(ecsnet_client* client, float dir_x, float dir_y,
+                                                 float speed);
 
 /* ---- stats ------------------------------------------------------------------------------------------ */
 
 typedef struct ecsnet_stats {
-    size_t struct_size;              /* sizeof(ecsnet_stats), set by the caller (ecsnet_stats_init) */
-    int64_t rtt_us;                  /* round trip (UDP: the transport's smoothed RTT); 0 until measured */
+    size_t struct_size; /* sizeof(ecsnet_stats), set by the caller (ecsnet_stats_init) */
+    int64_t rtt_us;     /* round trip (UDP: the transport's smoothed RTT); 0 until measured */
     int64_t rtt_smoothed_us;
-    double bytes_in_per_second;      /* over the last 2 s */
+    double bytes_in_per_second; /* over the last 2 s */
     double bytes_out_per_second;
     double snapshots_per_second;
     uint64_t bytes_received;
     uint64_t bytes_sent;
     uint64_t snapshots_received;
-    uint64_t snapshots_applied;      /* ticks applied */
+    uint64_t snapshots_applied; /* ticks applied */
     uint64_t snapshots_refused;
-    uint64_t checksum_mismatches;    /* desyncs (a full state is then requested) */
+    uint64_t checksum_mismatches; /* desyncs (a full state is then requested) */
     uint64_t full_states_received;
     uint64_t inputs_sent;
     uint64_t inputs_refused;
-    int64_t newest_tick;             /* the newest applied tick, -1 before the first */
-    double packet_loss;              /* UDP: smoothed fraction of packets never acked (0..1) */
-    uint64_t packets_sent;           /* UDP */
-    uint64_t packets_received;       /* UDP */
-    uint64_t packets_lost;           /* UDP */
+    int64_t newest_tick;       /* the newest applied tick, -1 before the first */
+    double packet_loss;        /* UDP: smoothed fraction of packets never acked (0..1) */
+    uint64_t packets_sent;     /* UDP */
+    uint64_t packets_received; /* UDP */
+    uint64_t packets_lost;     /* UDP */
 } ecsnet_stats;
 
 /* Zeroes *stats and sets struct_size. */
