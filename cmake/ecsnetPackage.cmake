@@ -45,3 +45,13 @@ install(FILES
     ${PROJECT_BINARY_DIR}/ecsnetConfigVersion.cmake
     ${PROJECT_SOURCE_DIR}/cmake/FindAsio.cmake
     DESTINATION ${ecsnet_package_dir})
+
+# The C API: libecsnet_client.so (with its SONAME links) and a pkg-config file for C builds and bindings. Not
+# in the CMake export set: a CMake game links ecsnet::client; the shared library is for everyone else.
+install(TARGETS ecsnet_client_shared
+    LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+    RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+file(RELATIVE_PATH ecsnet_pc_prefix_from_pcfiledir /${CMAKE_INSTALL_LIBDIR}/pkgconfig /)
+string(REGEX REPLACE "/$" "" ecsnet_pc_prefix_from_pcfiledir "${ecsnet_pc_prefix_from_pcfiledir}")
+configure_file(${PROJECT_SOURCE_DIR}/cmake/ecsnet-client.pc.in ${PROJECT_BINARY_DIR}/ecsnet-client.pc @ONLY)
+install(FILES ${PROJECT_BINARY_DIR}/ecsnet-client.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

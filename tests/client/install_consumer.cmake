@@ -29,6 +29,18 @@ if(NOT EXISTS ${prefix}/lib/cmake/ecsnet/ecsnetConfig.cmake OR NOT EXISTS ${pref
     message(FATAL_ERROR "the install lacks the package config or the generated headers")
 endif()
 
+# The C API: header, shared library and a pkg-config file that finds them in this prefix (relocatable).
+if(NOT EXISTS ${prefix}/include/ecsnet/client.h OR NOT EXISTS ${prefix}/lib/libecsnet_client.so
+   OR NOT EXISTS ${prefix}/lib/pkgconfig/ecsnet-client.pc)
+    message(FATAL_ERROR "the install lacks the C API (ecsnet/client.h, libecsnet_client.so, ecsnet-client.pc)")
+endif()
+find_program(PKG_CONFIG_EXECUTABLE pkg-config REQUIRED)
+set(ENV{PKG_CONFIG_PATH} ${prefix}/lib/pkgconfig)
+run_step("pkg-config ecsnet-client" ${PKG_CONFIG_EXECUTABLE} --cflags --libs ecsnet-client)
+if(NOT step_output MATCHES "-L${prefix}/lib/pkgconfig/../../lib -lecsnet_client")
+    message(FATAL_ERROR "ecsnet-client.pc does not point into the prefix: ${step_output}")
+endif()
+
 set(flags "")
 if(SANITIZE)
     # The installed libraries are instrumented: the consumer links the same runtime.
