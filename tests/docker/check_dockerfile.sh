@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Keeps docker/Dockerfile honest without a container engine (scripts/container-check builds and runs it with
 # podman): its build stage must run the commands CI runs (scripts/setup, scripts/build release), its
-# prebuilt stage must copy the same binaries from a context laid out as build/, the binaries it copies must
+# runtime-prebuilt target must copy the same binaries from a context laid out as build/, the binaries it copies must
 # be the ones the build makes, and its runtime stage must install the package of every shared library the
 # binaries load, and no library package that none of them loads.
 set -euo pipefail
@@ -17,16 +17,17 @@ grep -q '^USER ' "$dockerfile" || fail "no non-root USER"
 grep -q '^HEALTHCHECK' "$dockerfile" || fail "no HEALTHCHECK"
 grep -q '^ENTRYPOINT \["' "$dockerfile" || fail "ENTRYPOINT is not in exec form"
 grep -q '^STOPSIGNAL SIGTERM$' "$dockerfile" || fail "STOPSIGNAL is not SIGTERM"
-grep -q '^ARG ECSNET_BINARIES=source$' "$dockerfile" || fail "the binaries are not built from source by default"
-grep -q '^FROM debian:bookworm AS build-source$' "$dockerfile" || fail "no build-source stage"
-grep -q '^FROM scratch AS build-prebuilt$' "$dockerfile" || fail "no build-prebuilt stage"
-grep -q '^FROM build-${ECSNET_BINARIES} AS build$' "$dockerfile" || fail "the build stage is not chosen by ECSNET_BINARIES"
-# The runtime stage copies from either stage: the prebuilt one must hold the same binaries at the same paths.
-runtime_binaries=$(grep -o 'COPY --from=build /src/build/[^ ]*' "$dockerfile" | sed 's|COPY --from=build /src/||' | sort)
-prebuilt_binaries=$(grep '^COPY build/' "$dockerfile" | awk '$3 == "/src/" $2 {print $2}' | sort)
+grep -q '^FROM debian:bookworm AS build$' "$dockerfile" || fail "no build stage"
+grep -q '^FROM debian:bookworm-slim AS runtime-base$' "$dockerfile" || fail "no runtime-base stage"
+grep -q '^FROM runtime-base AS runtime-prebuilt$' "$dockerfile" || fail "no runtime-prebuilt stage"
+[ "$(grep '^FROM ' "$dockerfile" | tail -n 1)" = "FROM runtime-base AS runtime" ] ||
+    fail "the last stage (the default target) is not 'FROM runtime-base AS runtime'"
+# Both targets must install the same binaries at the same places: runtime from the build stage's build/,
+# runtime-prebuilt from the context's build/.
+runtime_binaries=$(grep '^COPY --from=build /src/build/' "$dockerfile" | awk '{print substr($3, 6), $4}' | sort)
+prebuilt_binaries=$(grep '^COPY build/' "$dockerfile" | awk '{print $2, $3}' | sort)
 [ "$runtime_binaries" = "$prebuilt_binaries" ] ||
-    fail "the build-prebuilt stage copies '$(echo $prebuilt_binaries)' (each to /src/<same path>), the runtime stage '$(echo $runtime_binaries)'"
-
+    fail "runtime-prebuilt copies '$(echo $prebuilt_binaries)', runtime '$(echo $runtime_binaries)'"
 listed=$(grep -o 'lib[a-z0-9.+-]*' "$dockerfile" | sort -u)
 # The packages the runtime stage's apt-get install names.
 installed=$(sed -n '/apt-get install/,/&&.*rm -rf/p' "$dockerfile" | tr -s ' \\' '\n\n' |
