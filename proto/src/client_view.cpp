@@ -108,6 +108,21 @@ const view_frame* client_view::base() const noexcept {
     return &frames_.front();
 }
 
+void client_view::sort_by_priority() {
+    // In flight first, then by priority (weight x ticks waiting), ties by index.
+    std::sort(order_.begin(), order_.end(), [this](std::uint32_t a, std::uint32_t b2) {
+        const auto& x = candidates_[a];
+        const auto& y = candidates_[b2];
+        if (x.mandatory != y.mandatory) {
+            return x.mandatory;
+        }
+        if (x.priority != y.priority) {
+            return x.priority > y.priority;
+        }
+        return x.index < y.index;
+    });
+}
+
 view_write_report client_view::write(std::span<const net_entity> relevant, std::span<const float> weights,
                                      std::int64_t budget_bits, std::int64_t time_offset_us,
                                      v1::Envelope& out) {
@@ -241,18 +256,17 @@ view_write_report client_view::write(std::span<const net_entity> relevant, std::
     for (std::size_t i = 0; i < order_.size(); ++i) {
         order_[i] = static_cast<std::uint32_t>(i);
     }
-    std::sort(order_.begin(), order_.end(), [this](std::uint32_t a, std::uint32_t b2) {
-        const auto& x = candidates_[a];
-        const auto& y = candidates_[b2];
-        if (x.mandatory != y.mandatory) {
-            return x.mandatory;
-        }
-        if (x.priority != y.priority) {
-            return x.priority > y.priority;
-        }
-        return x.index < y.index;
-    });
     std::int64_t budget = budget_bits - fixed_cost - static_cast<std::int64_t>(left_.size()) * position_cost;
+    std::int64_t wanted = 0;
+    for (const auto& c : candidates_) {
+        wanted += c.cost;
+    }
+    // When everything fits, everything is taken and the order does not matter: most snapshots under a
+    // sensible budget, and the sort was an eighth of the writing.
+    const bool everything_fits = budget > 0 && wanted <= budget;
+    if (!everything_fits) {
+        sort_by_priority();
+    }
     bool admitted_one = false;
     selected_entering_.clear();
     for (const auto id : order_) {

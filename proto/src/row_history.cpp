@@ -22,14 +22,15 @@ void row_history::grow(std::uint32_t index) {
 
 void row_history::replace(std::uint32_t index, const std::uint32_t* row, slab& into) {
     auto& r = records_[index];
+    auto& recent = r.recent;
     auto* current = rows_.data() + std::size_t{index} * layout_.width();
     const auto slot = static_cast<std::uint32_t>(into.data.size() / stride_);
     into.data.push_back(r.since);
-    into.data.push_back(r.previous_tick);
-    into.data.push_back(r.previous_slot);
+    into.data.push_back(recent[0].slab_tick); // the chain, for versions older than the record keeps
+    into.data.push_back(recent[0].slot);
     into.data.insert(into.data.end(), current, current + layout_.width());
-    r.previous_tick = into.tick;
-    r.previous_slot = slot;
+    std::copy_backward(recent.begin(), recent.end() - 1, recent.end());
+    recent[0] = version_ref{r.since, into.tick, slot};
     r.since = into.tick;
     std::memcpy(current, row, layout_.width() * sizeof(std::uint32_t));
     r.term = layout_.checksum_term(weights_, index, r.generation, current);
@@ -50,6 +51,7 @@ void row_history::update(const snapshot_history& history) {
     const auto width = layout_.width();
     std::fill(max_values_.begin(), max_values_.end(), 0U);
     next_alive_.clear();
+    removed_.clear();
     std::size_t old = 0;
     for (std::size_t p = 0; p < entities.size(); ++p) {
         const auto index = entities[p];
@@ -58,6 +60,7 @@ void row_history::update(const snapshot_history& history) {
             max_values_[at] = std::max(max_values_[at], row[at]);
         }
         while (old < alive_.size() && alive_[old] < index) {
+            removed_.push_back(alive_[old]);
             records_[alive_[old++]].alive = false;
         }
         if (old < alive_.size() && alive_[old] == index) {
@@ -66,12 +69,16 @@ void row_history::update(const snapshot_history& history) {
         grow(index);
         auto& r = records_[index];
         const auto generation = generations[p];
-        if (r.alive && r.generation == generation) {
+        const bool occupied = r.alive;
+        if (occupied && r.generation == generation) {
             if (!layout_.equal(row, current(index))) {
                 replace(index, row, into);
             }
         } else {
             // A new occupant: its history starts now.
+            if (occupied) {
+                removed_.push_back(index);
+            }
             r = record{};
             r.alive = true;
             r.generation = generation;
@@ -82,6 +89,7 @@ void row_history::update(const snapshot_history& history) {
         next_alive_.push_back(index);
     }
     while (old < alive_.size()) {
+        removed_.push_back(alive_[old]);
         records_[alive_[old++]].alive = false;
     }
     alive_.swap(next_alive_);
@@ -95,14 +103,38 @@ const std::uint32_t* row_history::at(std::uint32_t index, tick_type at) const no
     if (at >= r.since) {
         return current(index);
     }
-    auto previous_tick = r.previous_tick;
-    auto previous_slot = r.previous_slot;
-    while (previous_tick != no_tick) {
-        const auto& s = slabs_[previous_tick % slabs_.size()];
-        if (s.tick != previous_tick) {
+    // The versions the record keeps, newest first.
+    const auto in_slab = [this](tick_type slab_tick, std::uint32_t slot) -> const std::uint32_t* {
+        const auto& s = slabs_[slab_tick % slabs_.size()];
+        if (s.tick != slab_tick) {
             return nullptr; // that slab was reused: forgotten
         }
-        const auto* version = s.data.data() + std::size_t{previous_slot} * stride_;
+        return s.data.data() + std::size_t{slot} * stride_;
+    };
+    const std::uint32_t* version = nullptr;
+    for (const auto& v : r.recent) {
+        if (v.slab_tick == no_tick) {
+            return nullptr;
+        }
+        version = in_slab(v.slab_tick, v.slot);
+        if (version == nullptr) {
+            return nullptr;
+        }
+        if (at >= v.since) {
+            return version + 3;
+        }
+        if (v.since == no_tick) {
+            return nullptr;
+        }
+    }
+    // Older still: the chain from the oldest the record keeps.
+    auto previous_tick = version[1];
+    auto previous_slot = version[2];
+    while (previous_tick != no_tick) {
+        version = in_slab(previous_tick, previous_slot);
+        if (version == nullptr) {
+            return nullptr;
+        }
         if (at >= version[0]) {
             return version + 3;
         }

@@ -156,9 +156,18 @@ game_server::game_server(server_options options, std::unique_ptr<game_world> wor
                                                     .count())}
     , peer_log_{options_.log_burst, options_.log_period,
                 [](std::string_view line) { spdlog::warn("{}", line); }}
-    , admin_{metrics_.registry, [this] { return healthy(); }} {}
+    , admin_{metrics_.registry, [this] { return healthy(); }} {
+    if (options_.agones.enabled) {
+        agones_ = std::make_unique<agones::sdk_client>(
+            options_.agones, metrics_.registry, [this] { return metrics_.ticks.value(); },
+            [this](std::string game_server_json) { on_allocated(std::move(game_server_json)); });
+    }
+}
 
 game_server::~game_server() {
+    if (agones_) {
+        agones_->stop();
+    }
     admin_.stop();
 }
 
@@ -274,12 +283,28 @@ void game_server::run(bool handle_signals) {
     last_tick_end_ns_ = clock::now().time_since_epoch().count();
     pacer_ = tick_pacer{static_cast<double>(options_.tick_rate), clock::now()};
     schedule_tick(pacer_.next_start());
+    if (agones_) {
+        agones_->start();
+        agones_->ready(); // the world is loaded and the game port listens
+    }
     io_.run();
     ticking_ = false;
+    if (agones_) {
+        agones_->shutdown(); // the server ends by itself (or after SIGTERM): Agones must not wait for it
+        agones_->stop(options_.agones.shutdown_wait);
+    }
     admin_.stop();
     peer_log_.flush_all(clock::now());
     spdlog::info("server stopped after {} ticks", tick_);
     spdlog::default_logger()->flush();
+}
+
+void game_server::on_allocated(std::string game_server_json) {
+    asio::post(io_, [this, json = std::move(game_server_json)] {
+        if (!shutting_down_) {
+            world_->allocated(json);
+        }
+    });
 }
 
 void game_server::stop() {
@@ -574,6 +599,9 @@ void game_server::handle_hello(client_link& from, const v1::ClientHello& hello) 
     }
     s.state = session::phase::playing;
     from.handshake_done();
+    if (agones_) {
+        agones_->player_connected(std::to_string(s.id));
+    }
 
     proto::welcome_info info;
     info.client_id = s.id;
@@ -695,6 +723,9 @@ void game_server::on_left(client_link& left) {
         }
         world_->client_left(s.id, s.avatar);
         s.avatar = null_entity;
+        if (agones_) { // s.id is set once the handshake completed: the id is in the players List
+            agones_->player_disconnected(std::to_string(s.id));
+        }
     }
     const auto reason = v1::DisconnectReason_Name(s.close_reason);
     metrics_.disconnects.with(reason).add();

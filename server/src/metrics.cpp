@@ -130,6 +130,25 @@ counter& counter_family::with(std::string_view value) noexcept {
     return counters_[values_.size() - 1];
 }
 
+counter_grid::counter_grid(std::string row_label, std::vector<std::string> rows, std::string column_label,
+                           std::vector<std::string> columns)
+    : row_label_{std::move(row_label)}
+    , rows_{std::move(rows)}
+    , column_label_{std::move(column_label)}
+    , columns_{std::move(columns)}
+    , counters_{std::make_unique<counter[]>(rows_.size() * columns_.size())} {}
+
+counter& counter_grid::with(std::string_view row, std::string_view column) noexcept {
+    const auto index_of = [](const std::vector<std::string>& values, std::string_view value) {
+        std::size_t i = 0;
+        while (i + 1 < values.size() && values[i] != value) {
+            ++i;
+        }
+        return i;
+    };
+    return counters_[index_of(rows_, row) * columns_.size() + index_of(columns_, column)];
+}
+
 counter& metrics_registry::add_counter(std::string name, std::string help) {
     auto& added = entries_.emplace_back(
         entry{std::move(name), std::move(help), std::make_unique<counter>(), {}, {}, {}});
@@ -160,6 +179,15 @@ counter_family& metrics_registry::add_counter_family(std::string name, std::stri
     return *added.as_family;
 }
 
+counter_grid& metrics_registry::add_counter_grid(std::string name, std::string help, std::string row_label,
+                                                 std::vector<std::string> rows, std::string column_label,
+                                                 std::vector<std::string> columns) {
+    auto& added = entries_.emplace_back(entry{std::move(name), std::move(help), {}, {}, {}, {}});
+    added.as_grid = std::make_unique<counter_grid>(std::move(row_label), std::move(rows),
+                                                   std::move(column_label), std::move(columns));
+    return *added.as_grid;
+}
+
 std::string metrics_registry::render() const {
     std::string out;
     for (const auto& e : entries_) {
@@ -186,6 +214,16 @@ std::string metrics_registry::render() const {
             for (std::size_t i = 0; i < f.size(); ++i) {
                 out += e.name + '{' + f.label() + "=\"" + escape(f.value_at(i), true) + "\"} " +
                        std::to_string(f.counter_at(i).value()) + '\n';
+            }
+        } else if (e.as_grid) {
+            header(out, e.name, e.help, "counter");
+            const auto& g = *e.as_grid;
+            for (std::size_t r = 0; r < g.rows().size(); ++r) {
+                for (std::size_t c = 0; c < g.columns().size(); ++c) {
+                    out += e.name + '{' + g.row_label() + "=\"" + escape(g.rows()[r], true) + "\"," +
+                           g.column_label() + "=\"" + escape(g.columns()[c], true) + "\"} " +
+                           std::to_string(g.at(r, c).value()) + '\n';
+                }
             }
         }
     }

@@ -1,5 +1,9 @@
 #include "ecsnet/server/options.hpp"
 
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
 #include <CLI/CLI.hpp>
 
 namespace ecsnet::server {
@@ -117,6 +121,30 @@ parsed_options parse_options(int argc, const char* const* argv) {
         ->check(CLI::Range(std::uint32_t{1}, std::uint32_t{30}))
         ->capture_default_str();
 
+    std::int64_t agones_health_ms = options.agones.health_period.count();
+    std::int64_t agones_stall_ms = options.agones.tick_stall.count();
+    std::int64_t agones_timeout_ms = options.agones.request_timeout.count();
+    app.add_flag("--agones", options.agones.enabled,
+                 "run under Agones: Ready, health pings, the players List, Shutdown (on by itself when "
+                 "AGONES_SDK_HTTP_PORT is set)");
+    auto* agones_port =
+        app.add_option("--agones-sdk-port", options.agones.port,
+                       "the Agones SDK sidecar's REST port (default: AGONES_SDK_HTTP_PORT, else "
+                       "9358)");
+    app.add_option("--agones-health-period-ms", agones_health_ms,
+                   "health pings to Agones this often while the tick advances (inside the GameServer's "
+                   "health.periodSeconds)")
+        ->check(CLI::Range(std::int64_t{100}, std::int64_t{60'000}))
+        ->capture_default_str();
+    app.add_option("--agones-tick-stall-ms", agones_stall_ms,
+                   "health pings stop once the tick has not advanced for this long")
+        ->check(CLI::Range(std::int64_t{100}, std::int64_t{600'000}))
+        ->capture_default_str();
+    app.add_option("--agones-timeout-ms", agones_timeout_ms,
+                   "each call to the Agones sidecar gives up after this")
+        ->check(CLI::Range(std::int64_t{10}, std::int64_t{60'000}))
+        ->capture_default_str();
+
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& error) {
@@ -138,6 +166,27 @@ parsed_options parse_options(int argc, const char* const* argv) {
     options.simulator.jitter = us(sim_jitter_ms);
     options.simulator.duplicate = sim_duplicate;
     options.simulator.reorder = sim_reorder;
+
+    options.agones.health_period = std::chrono::milliseconds{agones_health_ms};
+    options.agones.tick_stall = std::chrono::milliseconds{agones_stall_ms};
+    options.agones.request_timeout = std::chrono::milliseconds{agones_timeout_ms};
+    // Agones sets AGONES_SDK_HTTP_PORT in the game server's container: its presence means "under Agones".
+    if (const char* env_port = std::getenv("AGONES_SDK_HTTP_PORT");
+        env_port != nullptr && *env_port != '\0') {
+        options.agones.enabled = true;
+        if (agones_port->count() == 0) {
+            try {
+                const auto port = std::stoul(env_port);
+                if (port == 0 || port > 65535) {
+                    throw std::out_of_range{"port"};
+                }
+                options.agones.port = static_cast<std::uint16_t>(port);
+            } catch (const std::exception&) {
+                std::fprintf(stderr, "AGONES_SDK_HTTP_PORT='%s' is not a port number\n", env_port);
+                return parsed_options{std::nullopt, 2};
+            }
+        }
+    }
     return parsed_options{options, 0};
 }
 

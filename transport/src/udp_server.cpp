@@ -6,6 +6,9 @@
 #include <asio/ip/address.hpp>
 #include <asio/ip/v6_only.hpp>
 
+#include <asio/post.hpp>
+
+#include "datagram_batch.hpp"
 #include "ecsnet/transport/endpoint.hpp"
 
 namespace ecsnet::transport {
@@ -26,6 +29,8 @@ udp_server::udp_server(asio::io_context& io, udp_server_options options, server_
     : options_{std::move(options)}
     , socket_{io}
     , timer_{io}
+    , incoming_{std::make_unique<detail::incoming_batch>()}
+    , outgoing_{std::make_unique<detail::outgoing_batch>()}
     , alive_{std::make_shared<bool>(true)} {
     const auto bind_ip = asio::ip::make_address(options_.bind_address);
     const asio::ip::udp::endpoint bind_endpoint{bind_ip, options_.port};
@@ -65,6 +70,7 @@ udp_server::udp_server(asio::io_context& io, udp_server_options options, server_
 
 udp_server::~udp_server() {
     *alive_ = false;
+    flush_outgoing();
     asio::error_code ignored;
     timer_.cancel();
     socket_.close(ignored);
@@ -81,34 +87,43 @@ void udp_server::start() {
 
 void udp_server::stop() {
     running_ = false;
+    flush_outgoing(); // the goodbyes queued before
     asio::error_code ignored;
     timer_.cancel();
     socket_.close(ignored);
 }
 
 void udp_server::receive() {
-    socket_.async_receive_from(
-        asio::buffer(receive_buffer_), sender_,
-        [this, alive = std::weak_ptr<bool>{alive_}](const asio::error_code& ec, std::size_t size) {
-            if (alive.expired() || !running_) {
-                return;
-            }
-            if (!ec) {
-                const auto from = from_endpoint(sender_);
-                const std::span<const std::uint8_t> datagram{receive_buffer_.data(), size};
-                const auto now = clock::now();
-                if (sim_in_) {
-                    sim_in_->submit(as_bytes_of(datagram), now, from);
-                } else {
-                    core_->receive(datagram, from, now);
+    socket_.async_wait(asio::socket_base::wait_read, [this, alive = std::weak_ptr<bool>{alive_}](
+                                                         const asio::error_code& ec) {
+        if (alive.expired() || !running_) {
+            return;
+        }
+        if (!ec) {
+            const auto now = clock::now();
+            // What waits, a batch at a time, in bounded rounds: the timers and the tick get their turn.
+            for (int round = 0; round < 8; ++round) {
+                const auto received = incoming_->receive(socket_, [&](std::span<const std::uint8_t> datagram,
+                                                                      const asio::ip::udp::endpoint& sender) {
+                    const auto from = from_endpoint(sender);
+                    if (sim_in_) {
+                        sim_in_->submit(as_bytes_of(datagram), now, from);
+                    } else {
+                        core_->receive(datagram, from, now);
+                    }
+                });
+                if (received < detail::incoming_batch::capacity) {
+                    break;
                 }
             }
-            // Errors on a UDP socket (an ICMP port unreachable reported for an earlier send, a datagram
-            // too big for the buffer) concern one datagram: keep receiving. A closed socket stops.
-            if (socket_.is_open() && ec != asio::error::operation_aborted) {
-                receive();
-            }
-        });
+            flush_outgoing(); // the replies (challenges, acks) go now, in one call
+        }
+        // Errors on a UDP socket (an ICMP port unreachable reported for an earlier send, a datagram too big
+        // for the buffer) concern one datagram: keep receiving. A closed socket stops.
+        if (socket_.is_open() && ec != asio::error::operation_aborted) {
+            receive();
+        }
+    });
 }
 
 void udp_server::arm_timer() {
@@ -139,6 +154,7 @@ void udp_server::on_timer() {
         });
     }
     core_->update(now);
+    flush_outgoing();
     if (sim_out_) {
         sim_out_->deliver_due(now, [&](std::span<const std::byte> bytes, const net_address& to) {
             send_now(to, as_u8(bytes));
@@ -151,7 +167,29 @@ void udp_server::transmit(const net_address& to, std::span<const std::uint8_t> d
         sim_out_->submit(as_bytes_of(datagram), clock::now(), to);
         return;
     }
-    send_now(to, datagram);
+    const auto endpoint = to_endpoint(to, protocol_);
+    if (!endpoint || !socket_.is_open()) {
+        core_->count_send_failure();
+        return;
+    }
+    if (outgoing_->full()) {
+        flush_outgoing();
+    }
+    if (!outgoing_->add(*endpoint, datagram)) {
+        core_->count_send_failure(); // bigger than any datagram the core writes
+        return;
+    }
+    // Everything queued while the current handler runs (a tick's snapshots) leaves in one call after it.
+    if (!flush_posted_) {
+        flush_posted_ = true;
+        asio::post(socket_.get_executor(), [this, alive = std::weak_ptr<bool>{alive_}] {
+            if (alive.expired()) {
+                return;
+            }
+            flush_posted_ = false;
+            flush_outgoing();
+        });
+    }
 }
 
 void udp_server::send_now(const net_address& to, std::span<const std::uint8_t> datagram) {
@@ -161,6 +199,12 @@ void udp_server::send_now(const net_address& to, std::span<const std::uint8_t> d
         socket_.send_to(asio::buffer(datagram.data(), datagram.size()), *endpoint, 0, ec);
     }
     if (!endpoint || !socket_.is_open() || ec) {
+        core_->count_send_failure();
+    }
+}
+
+void udp_server::flush_outgoing() {
+    for (auto lost = outgoing_->flush(socket_); lost > 0; --lost) {
         core_->count_send_failure();
     }
 }

@@ -98,6 +98,8 @@ private:
     };
 
     void recycle(view_frame&& frame);
+    // order_: the candidates' positions, in the order admission considers them.
+    void sort_by_priority();
 
     view_encoder* encoder_;
     std::size_t max_frames_;

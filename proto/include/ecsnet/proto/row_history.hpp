@@ -14,6 +14,7 @@
 // update() runs once per tick after snapshot_history::capture, from the newest captured state.
 // Not thread-safe; the history and the schema must outlive it.
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -37,6 +38,10 @@ public:
     [[nodiscard]] std::size_t depth() const noexcept { return slabs_.size(); }
     /// The newest tick taken (no_tick before the first update).
     [[nodiscard]] tick_type tick() const noexcept { return tick_; }
+    /// The indices that lost their occupant at the newest tick (destroyed, or taken by a new one), sorted:
+    /// a list of (index, generation) pairs alive at an earlier tick is still all alive if none of its
+    /// indices is in this list at any tick since.
+    [[nodiscard]] std::span<const std::uint32_t> removed() const noexcept { return removed_; }
 
     /// Sorted indices of the replicated entities of the newest tick.
     [[nodiscard]] std::span<const std::uint32_t> alive() const noexcept { return alive_; }
@@ -65,12 +70,23 @@ public:
     [[nodiscard]] std::size_t memory_bytes() const noexcept;
 
 private:
+    // Where an earlier value of a row is: the tick it was taken at, and the slab (by tick) and slot it was
+    // filed in when a newer value replaced it.
+    struct version_ref {
+        tick_type since{no_tick};
+        tick_type slab_tick{no_tick}; // no_tick: there is no such version
+        std::uint32_t slot{};
+    };
+    // The record keeps the newest few versions' places itself: a reader asking for a value a few ticks old
+    // (a client's base) finds it in one step, without walking the chain of versions through the slabs, a
+    // cache miss per step (it was an eighth of the server's replication time). Older ones are found by the
+    // chain each slab version holds.
+    static constexpr std::size_t recent_versions = 3;
     struct record {
         std::uint32_t generation{};
         tick_type since{no_tick};
-        tick_type previous_tick{no_tick}; // the slab holding the value before, or no_tick
-        std::uint32_t previous_slot{};
         std::uint64_t term{};
+        std::array<version_ref, recent_versions> recent{}; // newest first
         bool alive{false};
     };
     struct slab {
@@ -85,6 +101,7 @@ private:
     checksum_weights weights_;
     std::size_t stride_;
     tick_type tick_{no_tick};
+    std::vector<std::uint32_t> removed_;
     std::vector<record> records_;
     std::vector<std::uint32_t> rows_;
     std::vector<slab> slabs_;

@@ -31,6 +31,7 @@
 #include <ecsnet/proto/history.hpp>
 
 #include "admin_server.hpp"
+#include "agones/sdk_client.hpp"
 #include "client_link.hpp"
 #include "connection_manager.hpp"
 #include "game_world.hpp"
@@ -98,6 +99,9 @@ public:
     /// How snapshots are made (whole world, or interest-managed views).
     [[nodiscard]] replicator& replication() noexcept { return *replicator_; }
 
+    /// The Agones SDK client, when --agones is on (else null). The drain calls its shutdown().
+    [[nodiscard]] agones::sdk_client* agones() noexcept { return agones_.get(); }
+
     /// Called on the server thread after each capture. Set before run().
     void on_tick(tick_observer observer) { tick_observer_ = std::move(observer); }
 
@@ -118,6 +122,8 @@ private:
     void schedule_tick(std::chrono::steady_clock::time_point at);
     void tick();
     void begin_shutdown();
+    /// Agones: the sidecar says the GameServer is Allocated (from its watch thread).
+    void on_allocated(std::string game_server_json);
     [[nodiscard]] std::uint64_t server_time_us(std::chrono::steady_clock::time_point at) const noexcept;
 
     // connection_handler
@@ -168,6 +174,7 @@ private:
 
     log_limiter peer_log_; // lines any peer can cause
     admin_server admin_;
+    std::unique_ptr<agones::sdk_client> agones_; // after io_: stopped (its threads joined) before io_ goes
     std::uint16_t port_{};
     std::uint16_t admin_port_{};
 };

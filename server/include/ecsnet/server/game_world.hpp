@@ -60,6 +60,11 @@ public:
     /// Advances the simulation by `dt` seconds (one tick).
     virtual void update(double dt) = 0;
 
+    /// Under Agones (--agones): the GameServer became Allocated (a match was assigned to this server), with
+    /// the GameServer as the SDK sidecar sent it (JSON: its labels and annotations may carry the match).
+    /// Called on the tick thread, between ticks. The default does nothing.
+    virtual void allocated(std::string_view game_server_json) { static_cast<void>(game_server_json); }
+
     // ---- interest management (docs/architecture.md, "Interest management") ---------------------------
     // With --relevancy-radius > 0 and a spatial_layout, each client receives the entities within the radius
     // of its avatar, plus those a game marks with the `relevance` component (relevance.hpp): always relevant

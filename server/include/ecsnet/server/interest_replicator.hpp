@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -51,7 +52,7 @@ struct interest_options {
     std::uint32_t budget_kbps{128};
     std::uint32_t tick_rate{30};
     /// Ticks between two recomputations of a client's relevant set.
-    std::uint32_t relevancy_period{2};
+    std::uint32_t relevancy_period{4};
     /// Entities entering a client's set per recomputation, at most.
     std::size_t max_entering{128};
     /// Bytes a snapshot costs on the wire besides its frame (the transport's headers).
@@ -92,8 +93,24 @@ private:
     struct relevancy_scratch {
         interest::relevancy_changes changes;
         std::vector<std::uint32_t> always_for;
+        // The squared distances the grid query found, by index, valid where `stamp` is the update's own:
+        // the members' weights need no second lookup of their positions.
+        struct found_distance {
+            std::uint32_t stamp;
+            float d2;
+        };
+        std::vector<found_distance> found;
+        std::uint32_t stamp{0};
+        // The set's changes, sorted, and the merged set (swapped with the client's).
+        std::vector<std::uint32_t> left;
+        std::vector<proto::net_entity> entered;
+        std::vector<proto::net_entity> merged;
     };
     void update_relevancy(client_state& c, relevancy_scratch& scratch) const;
+    /// Whether an index of `sorted` (by index) lost its occupant after tick `since` (or maybe did: since is
+    /// older than the removals remembered).
+    [[nodiscard]] bool lost_occupant_since(proto::tick_type since,
+                                           std::span<const proto::net_entity> sorted) const noexcept;
     [[nodiscard]] std::optional<interest::grid_position> position_of(std::uint32_t index) const noexcept;
 
     game_world* world_;
@@ -119,6 +136,14 @@ private:
     std::int64_t time_offset_us_{};
     std::vector<client_state*> clients_; // dense: a client's position is its place in the schedule
     std::vector<std::uint32_t> in_grid_; // per index: 1 + the generation inserted (0: not in the grid)
+    // The indices that lost their occupant in the last `removal_memory` ticks: a client's set made since
+    // needs filtering only if it holds one of them (most ticks, most sets hold none).
+    struct removal {
+        proto::tick_type tick;
+        std::uint32_t index;
+    };
+    static constexpr proto::tick_type removal_memory = 32;
+    std::vector<removal> removals_;
 
     // The game's relevance marks, read each tick.
     std::vector<std::uint32_t> always_;                      // indices relevant to everyone

@@ -81,6 +81,31 @@ private:
     std::unique_ptr<counter[]> counters_;
 };
 
+/// Counters sharing a name, one per pair of values of two labels (e.g. requests by call and result), all
+/// declared up front like counter_family's.
+class counter_grid {
+public:
+    counter_grid(std::string row_label, std::vector<std::string> rows, std::string column_label,
+                 std::vector<std::string> columns);
+
+    /// The counter of (row, column); an undeclared value counts in the last declared one of its label.
+    counter& with(std::string_view row, std::string_view column) noexcept;
+    [[nodiscard]] const std::string& row_label() const noexcept { return row_label_; }
+    [[nodiscard]] const std::string& column_label() const noexcept { return column_label_; }
+    [[nodiscard]] const std::vector<std::string>& rows() const noexcept { return rows_; }
+    [[nodiscard]] const std::vector<std::string>& columns() const noexcept { return columns_; }
+    [[nodiscard]] const counter& at(std::size_t row, std::size_t column) const noexcept {
+        return counters_[row * columns_.size() + column];
+    }
+
+private:
+    std::string row_label_;
+    std::vector<std::string> rows_;
+    std::string column_label_;
+    std::vector<std::string> columns_;
+    std::unique_ptr<counter[]> counters_;
+};
+
 class metrics_registry {
 public:
     counter& add_counter(std::string name, std::string help);
@@ -88,6 +113,9 @@ public:
     histogram& add_histogram(std::string name, std::string help, std::vector<double> upper_bounds);
     counter_family& add_counter_family(std::string name, std::string help, std::string label,
                                        const std::vector<std::string>& values);
+    counter_grid& add_counter_grid(std::string name, std::string help, std::string row_label,
+                                   std::vector<std::string> rows, std::string column_label,
+                                   std::vector<std::string> columns);
 
     /// Everything, in the Prometheus text format.
     [[nodiscard]] std::string render() const;
@@ -100,6 +128,7 @@ private:
         std::unique_ptr<gauge> as_gauge;
         std::unique_ptr<histogram> as_histogram;
         std::unique_ptr<counter_family> as_family;
+        std::unique_ptr<counter_grid> as_grid{};
     };
     std::vector<entry> entries_;
 };

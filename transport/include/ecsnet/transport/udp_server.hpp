@@ -46,6 +46,11 @@ struct udp_server_options {
     int send_buffer_bytes{4 << 20};
 };
 
+namespace detail {
+class incoming_batch;
+class outgoing_batch;
+} // namespace detail
+
 class udp_server {
 public:
     /// Binds the socket. Throws std::system_error when it cannot, std::invalid_argument when the config
@@ -86,6 +91,7 @@ private:
     void on_timer();
     void transmit(const net_address& to, std::span<const std::uint8_t> datagram);
     void send_now(const net_address& to, std::span<const std::uint8_t> datagram);
+    void flush_outgoing();
 
     udp_server_options options_;
     asio::ip::udp::socket socket_;
@@ -95,8 +101,10 @@ private:
     std::unique_ptr<server_core> core_;
     std::optional<basic_net_simulator<net_address>> sim_out_;
     std::optional<basic_net_simulator<net_address>> sim_in_;
-    asio::ip::udp::endpoint sender_;
-    std::array<std::uint8_t, 2048> receive_buffer_{}; // more than 1,200: an oversized datagram shows as such
+    // What the socket received in one call, and what waits to be sent in one (datagram_batch.hpp).
+    std::unique_ptr<detail::incoming_batch> incoming_;
+    std::unique_ptr<detail::outgoing_batch> outgoing_;
+    bool flush_posted_{false};
     std::shared_ptr<bool> alive_;
     bool running_{false};
 };

@@ -80,6 +80,11 @@ struct every_id_may_be_relevant {
     constexpr bool operator()(id_type) const noexcept { return true; }
 };
 
+/// The default observer of the grid query: nothing to remember.
+struct ignore_found {
+    constexpr void operator()(id_type, float) const noexcept {}
+};
+
 class client_relevancy {
 public:
     using slot_type = std::uint32_t;
@@ -90,10 +95,12 @@ public:
 
     /// Recomputes the set around (center_x, center_y) and appends what changed to `out` (see the rules at
     /// the top). `may_be_relevant(id) -> bool` is asked about ids in range that are not always-relevant.
-    template<typename Filter = every_id_may_be_relevant>
+    /// `found(id, distance_squared)` is told of every id the grid query finds (members and others alike),
+    /// so a caller can weigh the members by distance without looking their positions up again.
+    template<typename Filter = every_id_may_be_relevant, typename Found = ignore_found>
     void update(const spatial_grid& grid, float center_x, float center_y, float enter_radius,
                 float leave_radius, std::span<const id_type> always_relevant, relevancy_changes& out,
-                Filter&& may_be_relevant = {}) {
+                Filter&& may_be_relevant = {}, Found&& found = {}) {
         const std::uint32_t kept = next_epoch();
         const std::uint32_t vetoed = kept + 1;
         const float query_radius = std::max(enter_radius, leave_radius);
@@ -120,6 +127,7 @@ public:
         // 2. The grid within the leave radius: members found stay, others within the enter radius are
         // candidates. The squared distances come from the grid, so they are the ones a scan would compute.
         grid.query_circle_entries(center_x, center_y, query_radius, [&](const grid_entry& entry, float d2) {
+            found(entry.id, d2);
             const slot_type slot = marks.find(entry.id);
             if (slot != npos && same_occupant(slot, entry.generation)) {
                 if (states_[slot].seen != kept) {

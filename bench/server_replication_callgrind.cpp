@@ -1,0 +1,150 @@
+// What the server spends per client and tick on interest-managed replication (issue 15), without sockets:
+// the demo arena of 10,000 NPCs, N clients joined through interest_replicator (radius 160 m, about 200
+// entities each, budget 128 kbps, relevancy every 4 ticks), and per tick what game_server::tick does for
+// them: the world's systems, the capture, the replicator's tick (grid, relevant sets), then each client's
+// snapshot and its ack, 1 to 3 ticks late. Two workloads, each a function of its own, after a warm-up:
+//   fixed_ticks(T)       T ticks with no client: the world, the capture, the grid (the baseline)
+//   replicated_ticks(T)  the same T ticks with N clients
+// (replicated - fixed) / (N T) is the per-client cost. Run plainly it prints thread CPU time; under
+//   valgrind --tool=callgrind --callgrind-out-file=/tmp/rep.cg build/bench/server_replication_callgrind
+//   callgrind_annotate --inclusive=yes /tmp/rep.cg | grep -E "fixed_ticks|replicated_ticks"
+// it gives instruction counts, repeatable on a loaded machine (bench/RESULTS.md, "Capacity with interest
+// management"). Flags: --clients N (default 500), --ticks T (default 60), --period P (relevancy period).
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ecsnet/proto/history.hpp"
+#include "ecsnet/server/arena_world.hpp"
+#include "ecsnet/server/interest_replicator.hpp"
+#include "ecsnet/server/server_metrics.hpp"
+
+namespace {
+
+using namespace ecsnet;
+using namespace ecsnet::server;
+
+double thread_cpu_seconds() {
+    timespec ts{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+struct bench_client {
+    std::unique_ptr<client_replication> replication;
+    std::deque<proto::tick_type> in_flight;
+    std::size_t lag{};
+};
+
+struct server_model {
+    explicit server_model(std::uint32_t period)
+        : world{arena_options{10'000, 42, 30, 1}}
+        , history{world.replicated_schema(), world.registry(), proto::history_options{32, 30}}
+        , replicator{world, history, *world.spatial(), interest_options{160.0F, 128, 30, period, 128, 52, 1},
+                     metrics} {}
+
+    void join(std::size_t count) {
+        for (std::size_t i = 0; i < count; ++i) {
+            const auto id = static_cast<client_id>(clients.size() + 1);
+            const auto avatar = world.client_joined(id, "bench" + std::to_string(id));
+            std::optional<refusal> refused;
+            bench_client c;
+            c.replication = replicator.join(id, avatar, v1::ClientHello{}, refused);
+            c.lag = 1 + clients.size() % 3;
+            clients.push_back(std::move(c));
+        }
+    }
+
+    void tick() {
+        world.update(1.0 / 30.0);
+        ++now;
+        const auto time_us = std::uint64_t{now} * 1'000'000 / 30;
+        history.capture(now, time_us);
+        replicator.tick(now, time_us);
+        for (auto& c : clients) {
+            if (auto snapshot = replicator.snapshot(*c.replication)) {
+                bytes += snapshot->envelope().size();
+                replicator.sent(*c.replication, snapshot->envelope().size() + 52);
+                c.in_flight.push_back(snapshot->tick);
+            }
+            while (c.in_flight.size() > c.lag) {
+                v1::Ack ack;
+                ack.set_tick(c.in_flight.front());
+                c.in_flight.pop_front();
+                replicator.on_ack(*c.replication, ack);
+            }
+        }
+    }
+
+    arena_world world;
+    proto::snapshot_history history;
+    server_metrics metrics;
+    interest_replicator replicator;
+    std::vector<bench_client> clients;
+    proto::tick_type now{0};
+    std::size_t bytes{0};
+};
+
+// Two functions, each named in callgrind's output (their bodies differ, so the linker does not fold them).
+[[gnu::noinline]] void fixed_ticks(server_model& m, int ticks) {
+    if (!m.clients.empty()) {
+        std::abort();
+    }
+    for (int t = 0; t < ticks; ++t) {
+        m.tick();
+    }
+}
+
+[[gnu::noinline]] void replicated_ticks(server_model& m, int ticks) {
+    for (int t = 0; t < ticks; ++t) {
+        m.tick();
+    }
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    std::size_t clients = 500;
+    int ticks = 60;
+    std::uint32_t period = 4;
+    for (int i = 1; i + 1 < argc; i += 2) {
+        const std::string flag = argv[i];
+        const long value = std::strtol(argv[i + 1], nullptr, 10);
+        if (flag == "--clients") {
+            clients = static_cast<std::size_t>(value);
+        } else if (flag == "--ticks") {
+            ticks = static_cast<int>(value);
+        } else if (flag == "--period") {
+            period = static_cast<std::uint32_t>(value);
+        } else {
+            std::fprintf(stderr, "usage: %s [--clients N] [--ticks T] [--period P]\n", argv[0]);
+            return 2;
+        }
+    }
+    server_model without{period};
+    fixed_ticks(without, 10); // warm-up
+    const double a = thread_cpu_seconds();
+    fixed_ticks(without, ticks);
+    const double fixed = thread_cpu_seconds() - a;
+
+    server_model with{period};
+    with.join(clients);
+    replicated_ticks(with, 30); // warm-up: every client's set full, acks flowing
+    with.bytes = 0;
+    const double b = thread_cpu_seconds();
+    replicated_ticks(with, ticks);
+    const double replicated = thread_cpu_seconds() - b;
+
+    const double per_client_tick_us = (replicated - fixed) * 1e6 / static_cast<double>(clients) / ticks;
+    std::printf("clients %zu, ticks %d, relevancy period %u: fixed %.3f ms/tick, with clients %.3f ms/tick, "
+                "per client per tick %.2f us, %.0f bytes per snapshot\n",
+                clients, ticks, period, fixed * 1e3 / ticks, replicated * 1e3 / ticks, per_client_tick_us,
+                static_cast<double>(with.bytes) / static_cast<double>(clients) / ticks);
+    return 0;
+}
