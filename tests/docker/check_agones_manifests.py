@@ -130,7 +130,8 @@ def main():
     exposed = set(re.findall(r"(\d+/(?:tcp|udp))", " ".join(re.findall(r"^EXPOSE .*$", dockerfile, re.M))))
     check({f"{port}/udp", f"{port}/tcp", f"{admin_port}/tcp"} <= exposed,
           f"docker/Dockerfile does not EXPOSE {port}/udp, {port}/tcp and {admin_port}/tcp")
-    health_check = re.search(r"HEALTHCHECK[\s\S]*?127\.0\.0\.1:(\d+)/healthz", dockerfile)
+    # http://127.0.0.1:PORT/healthz, or bash's /dev/tcp/127.0.0.1/PORT and a GET /healthz on it
+    health_check = re.search(r"^HEALTHCHECK .*\n.*127\.0\.0\.1[:/](\d+)\b.*/healthz", dockerfile, re.M)
     check(health_check is not None and int(health_check.group(1)) == admin_port,
           "docker/Dockerfile's HEALTHCHECK does not call the manifests' --admin-port")
 
