@@ -240,6 +240,25 @@ ecsnet_result field_value(ecsnet_client& client, ecsnet_entity_id id, std::uint3
     return ECSNET_OK;
 }
 
+// One field of one entity into *value, converted from its quantized form by convert(info, quantized); the
+// public getters differ only in that conversion.
+template<typename T, typename Convert>
+ecsnet_result read_field(ecsnet_client* client, ecsnet_entity_id entity, std::uint32_t component,
+                         std::uint32_t field, T* value, Convert convert) noexcept {
+    return guarded(client, [&](ecsnet_client& c) {
+        if (value == nullptr) {
+            return null_argument(&c, "value");
+        }
+        const ecsnet::proto::field_info* info = nullptr;
+        std::uint32_t quantized = 0;
+        if (const auto read = field_value(c, entity, component, field, info, quantized); read != ECSNET_OK) {
+            return read;
+        }
+        *value = convert(*info, quantized);
+        return ECSNET_OK;
+    });
+}
+
 ecsnet_result set_callback(ecsnet_client* client, entity_callback ecsnet_client::*which,
                            ecsnet_entity_callback function, void* user_data) noexcept {
     return guarded(client, [&](ecsnet_client& c) {
@@ -642,50 +661,24 @@ ecsnet_result ecsnet_entity_has_component(ecsnet_client* client, ecsnet_entity_i
 
 ecsnet_result ecsnet_entity_get_quantized(ecsnet_client* client, ecsnet_entity_id entity, uint32_t component,
                                           uint32_t field, uint32_t* value) {
-    return guarded(client, [&](ecsnet_client& c) {
-        if (value == nullptr) {
-            return null_argument(&c, "value");
-        }
-        const ecsnet::proto::field_info* info = nullptr;
-        std::uint32_t quantized = 0;
-        if (const auto read = field_value(c, entity, component, field, info, quantized); read != ECSNET_OK) {
-            return read;
-        }
-        *value = quantized;
-        return ECSNET_OK;
-    });
+    return read_field(client, entity, component, field, value,
+                      [](const ecsnet::proto::field_info&, std::uint32_t quantized) { return quantized; });
 }
 
 ecsnet_result ecsnet_entity_get_int64(ecsnet_client* client, ecsnet_entity_id entity, uint32_t component,
                                       uint32_t field, int64_t* value) {
-    return guarded(client, [&](ecsnet_client& c) {
-        if (value == nullptr) {
-            return null_argument(&c, "value");
-        }
-        const ecsnet::proto::field_info* info = nullptr;
-        std::uint32_t quantized = 0;
-        if (const auto read = field_value(c, entity, component, field, info, quantized); read != ECSNET_OK) {
-            return read;
-        }
-        *value = as_integer(*info, quantized);
-        return ECSNET_OK;
-    });
+    return read_field(client, entity, component, field, value,
+                      [](const ecsnet::proto::field_info& info, std::uint32_t quantized) {
+                          return as_integer(info, quantized);
+                      });
 }
 
 ecsnet_result ecsnet_entity_get_double(ecsnet_client* client, ecsnet_entity_id entity, uint32_t component,
                                        uint32_t field, double* value) {
-    return guarded(client, [&](ecsnet_client& c) {
-        if (value == nullptr) {
-            return null_argument(&c, "value");
-        }
-        const ecsnet::proto::field_info* info = nullptr;
-        std::uint32_t quantized = 0;
-        if (const auto read = field_value(c, entity, component, field, info, quantized); read != ECSNET_OK) {
-            return read;
-        }
-        *value = as_real(*info, quantized);
-        return ECSNET_OK;
-    });
+    return read_field(client, entity, component, field, value,
+                      [](const ecsnet::proto::field_info& info, std::uint32_t quantized) {
+                          return as_real(info, quantized);
+                      });
 }
 
 ecsnet_result ecsnet_entity_get_float(ecsnet_client* client, ecsnet_entity_id entity, uint32_t component,

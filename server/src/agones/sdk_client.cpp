@@ -75,19 +75,14 @@ void sdk_client::ready() {
 }
 
 void sdk_client::player_connected(std::string_view player_id) {
-    std::lock_guard lock{mutex_};
-    if (stopping_) {
-        return; // the client has stopped: nothing more reaches the sidecar
-    }
-    if (queue_.size() >= options_.queue_capacity) {
-        metrics_.queue_overflows.add();
-        return;
-    }
-    queue_.push_back(event{call::list_add, std::string{player_id}});
-    wake_.notify_all();
+    enqueue_player_change(call::list_add, player_id);
 }
 
 void sdk_client::player_disconnected(std::string_view player_id) {
+    enqueue_player_change(call::list_remove, player_id);
+}
+
+void sdk_client::enqueue_player_change(call what, std::string_view player_id) {
     std::lock_guard lock{mutex_};
     if (stopping_) {
         return; // the client has stopped: nothing more reaches the sidecar
@@ -96,7 +91,7 @@ void sdk_client::player_disconnected(std::string_view player_id) {
         metrics_.queue_overflows.add();
         return;
     }
-    queue_.push_back(event{call::list_remove, std::string{player_id}});
+    queue_.push_back(event{what, std::string{player_id}});
     wake_.notify_all();
 }
 

@@ -77,6 +77,7 @@ private:
         call what;
         std::string player_id; // list_add, list_remove
     };
+    void enqueue_player_change(call what, std::string_view player_id);
     struct response {
         result outcome{result::error};
         int status{0};
