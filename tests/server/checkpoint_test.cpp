@@ -12,6 +12,11 @@
 #include <thread>
 #include <vector>
 
+#include <sched.h>
+#include <sys/mount.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 #include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/spdlog.h>
@@ -308,3 +313,63 @@ TEST(CheckpointWriter, AnUnwritableDirectoryIsCountedLoggedOncePerPeriodAndTheSe
 }
 
 } // namespace
+
+namespace {
+
+// The child's verdicts in DiskThatFills (exit codes).
+enum disk_full_verdict : int {
+    kept = 0,
+    first_write_failed = 1,
+    overflowing_write_succeeded = 2,
+    previous_changed = 3,
+    temporary_left = 4,
+    no_private_tmpfs = 77,
+};
+
+int fill_a_small_disk(const std::filesystem::path& dir) {
+    // A private mount namespace: the tiny tmpfs is seen by this process alone and vanishes with it.
+    if (::unshare(CLONE_NEWNS) != 0 || ::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0 ||
+        ::mount("tmpfs", dir.c_str(), "tmpfs", 0, "size=64k") != 0) {
+        return no_private_tmpfs;
+    }
+    const auto path = (dir / "world.ckpt").string();
+    const std::vector<std::byte> small(16 * 1024, std::byte{0x5A});
+    if (!write_checkpoint_file(path, small).ok) {
+        return first_write_failed;
+    }
+    const std::vector<std::byte> big(256 * 1024, std::byte{0xA5});
+    const auto overflow = write_checkpoint_file(path, big);
+    if (overflow.ok) {
+        return overflowing_write_succeeded;
+    }
+    std::vector<std::byte> read;
+    if (read_checkpoint_file(path, read) || read != small) {
+        return previous_changed;
+    }
+    std::size_t files = 0;
+    for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator{dir}) {
+        ++files;
+    }
+    return files == 1 ? kept : temporary_left;
+}
+
+} // namespace
+
+TEST(CheckpointFile, ADiskThatFillsMidWriteKeepsThePreviousCheckpointAndLeavesNoTemporaryFile) {
+    const auto dir =
+        std::filesystem::temp_directory_path() / ("ecsnet-disk-full-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    const pid_t child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+        ::_exit(fill_a_small_disk(dir));
+    }
+    int status = 0;
+    ASSERT_EQ(::waitpid(child, &status, 0), child);
+    std::filesystem::remove_all(dir);
+    ASSERT_TRUE(WIFEXITED(status));
+    if (WEXITSTATUS(status) == no_private_tmpfs) {
+        GTEST_SKIP() << "a small tmpfs in a private mount namespace needs root (CAP_SYS_ADMIN)";
+    }
+    EXPECT_EQ(WEXITSTATUS(status), kept) << "see disk_full_verdict";
+}
