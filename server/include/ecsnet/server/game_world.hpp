@@ -66,6 +66,7 @@ public:
     /// the GameServer as the SDK sidecar sent it (JSON: its labels and annotations may carry the match).
     /// Called on the tick thread, between ticks. The default does nothing.
     virtual void allocated(std::string_view game_server_json) { static_cast<void>(game_server_json); }
+
     // ---- checkpoints (--save, --restore; checkpoint.hpp, docs/operations.md) -------------------------
     // A checkpoint holds the entity slots (ids and generations), every replicated component, the server-only
     // components declared here, the tick, and the world's own state (save_state). A world that declares
