@@ -480,6 +480,20 @@ ecsnet_result ecsnet_client_disconnect_reason(ecsnet_client* client, int32_t* re
     });
 }
 
+ecsnet_result ecsnet_client_disconnect_retry_after(ecsnet_client* client, uint32_t* seconds) {
+    return guarded(client, [&](ecsnet_client& c) {
+        if (seconds == nullptr) {
+            return null_argument(&c, "seconds");
+        }
+        const auto last = c.sdk.last_disconnect();
+        if (!last.retry_after) {
+            return fail(&c, ECSNET_ERROR_NOT_FOUND, "the last disconnect carried no retry hint");
+        }
+        *seconds = static_cast<uint32_t>(last.retry_after->count());
+        return ECSNET_OK;
+    });
+}
+
 const char* ecsnet_disconnect_reason_name(int reason) {
     using ecsnet::client::disconnect_reason;
     const bool known = (reason >= 0 && reason <= ecsnet::client::last_wire_reason) ||

@@ -46,6 +46,7 @@ TEST(CApiBadInput, EveryFunctionIsExported) {
                              "ecsnet_client_get_state",
                              "ecsnet_client_state_name",
                              "ecsnet_client_disconnect_reason",
+                             "ecsnet_client_disconnect_retry_after",
                              "ecsnet_disconnect_reason_name",
                              "ecsnet_schema_component_count",
                              "ecsnet_schema_component_name",
@@ -104,6 +105,8 @@ TEST(CApiBadInput, NullHandle) {
     expect_null_handle(ecsnet_client_poll(nullptr, &size));
     expect_null_handle(ecsnet_client_get_state(nullptr, &i32));
     expect_null_handle(ecsnet_client_disconnect_reason(nullptr, &i32, text, sizeof text, &size));
+    std::uint32_t seconds = 0;
+    expect_null_handle(ecsnet_client_disconnect_retry_after(nullptr, &seconds));
     expect_null_handle(ecsnet_schema_component_count(nullptr, &u32));
     expect_null_handle(ecsnet_schema_component_name(nullptr, 0, text, sizeof text, &size));
     expect_null_handle(ecsnet_schema_field_count(nullptr, 0, &u32));
@@ -328,6 +331,11 @@ TEST(CApiBadInput, AfterDisconnect) {
     EXPECT_EQ(ecsnet_client_disconnect_reason(c, &reason, nullptr, 0, &size), ECSNET_OK);
     EXPECT_EQ(reason, ECSNET_DISCONNECT_CONNECT_FAILED);
     EXPECT_GT(size, 1U);
+    // Nobody said when to come back.
+    std::uint32_t seconds = 7;
+    EXPECT_EQ(ecsnet_client_disconnect_retry_after(c, &seconds), ECSNET_ERROR_NOT_FOUND);
+    EXPECT_EQ(seconds, 7U);
+    EXPECT_EQ(ecsnet_client_disconnect_retry_after(c, nullptr), ECSNET_ERROR_INVALID_ARGUMENT);
 
     // Everything still answers: what needs a connection says so, reads find nothing.
     EXPECT_EQ(ecsnet_client_send_input(c, payload, sizeof payload), ECSNET_ERROR_NOT_CONNECTED);

@@ -176,6 +176,10 @@ typedef enum ecsnet_disconnect_reason {
 ECSNET_API ecsnet_result ecsnet_client_disconnect_reason(ecsnet_client* client, int32_t* reason,
                                                          char* message, size_t capacity,
                                                          size_t* message_size);
+/* When the server that ended the last connection said the client may try again (SHUTDOWN from a draining
+ * server, `--retry-after-seconds`): *seconds gets it. ECSNET_ERROR_NOT_FOUND when it said nothing of the
+ * kind (or no connection has ended). */
+ECSNET_API ecsnet_result ecsnet_client_disconnect_retry_after(ecsnet_client* client, uint32_t* seconds);
 /* "shutdown", "client_quit", "connect_failed"...; "unknown" for other values. */
 ECSNET_API const char* ecsnet_disconnect_reason_name(int reason);
 
