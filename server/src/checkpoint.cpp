@@ -183,14 +183,16 @@ std::string_view to_string(checkpoint_error error) noexcept {
 }
 
 checkpoint_image capture_checkpoint(game_world& world, const saveable_components& saveable,
-                                    const proto::snapshot_history& history, proto::tick_type tick) {
+                                    const proto::snapshot_history& history, proto::tick_type tick,
+                                    checkpoint_image buffers, bool registry_as_captured) {
     const auto& schema = world.replicated_schema();
     auto& reg = world.registry();
-    checkpoint_image image;
+    checkpoint_image image = std::move(buffers); // every field below is rewritten, in place
     image.schema_hash = schema.hash();
     image.saveable_hash = saveable.hash();
     image.tick = tick;
-    image.pool = reg.entity_pool();
+    reg.entity_pool(image.pool);
+    image.generations.clear();
 
     if (!history.empty() && history.newest_tick() == tick && history.newest().flat_valid) {
         const auto& ids = history.newest().flat_entities;
@@ -199,6 +201,10 @@ checkpoint_image capture_checkpoint(game_world& world, const saveable_components
         for (std::size_t i = 0; i < ids.size() && i < generations.size(); ++i) {
             // Only entities still there: those destroyed since the capture (avatars of clients that left
             // during a drain) take their generation with them.
+            if (registry_as_captured) {
+                image.generations.emplace_back(ids[i], generations[i]);
+                continue;
+            }
             const auto e = reg.current(ids[i]);
             if (e != null_entity && to_version(e) == (generations[i] & entity_traits::version_mask)) {
                 image.generations.emplace_back(ids[i], generations[i]);
@@ -207,12 +213,39 @@ checkpoint_image capture_checkpoint(game_world& world, const saveable_components
     }
 
     image.replicated.resize(schema.size());
-    std::vector<std::uint32_t> values;
-    for (std::size_t c = 0; c < schema.size(); ++c) {
+    const bool from_history = registry_as_captured && !history.empty() && history.newest_tick() == tick;
+    if (from_history) {
+        // The history quantized these very pools this tick, and nothing changed them since: its columns are
+        // what quantizing again would give (a periodic checkpoint's copy, half of it, saved).
+        const auto& state = history.newest();
+        thread_local std::vector<std::uint32_t> scratch;
+        for (std::size_t c = 0; c < schema.size(); ++c) {
+            const auto fields = schema.component_at(c).fields.size();
+            const auto& column = state.components[c];
+            const std::vector<std::uint32_t>* ids = &scratch;
+            if (column.ids_are_entities) {
+                ids = &state.flat(scratch);
+            } else {
+                proto::flatten(column.own_ids, scratch);
+            }
+            const auto& indices = *ids;
+            auto& rows = image.replicated[c];
+            rows.indices.assign(indices.begin(), indices.end());
+            rows.values.resize(indices.size() * fields);
+            for (std::size_t f = 0; f < fields; ++f) {
+                const auto& values = column.fields[f];
+                for (std::size_t r = 0; r < indices.size(); ++r) {
+                    rows.values[r * fields + f] = values.get(r);
+                }
+            }
+        }
+    }
+    for (std::size_t c = 0; c < schema.size() && !from_history; ++c) {
         const auto& codec = schema.codec(c);
         const auto fields = schema.component_at(c).fields.size();
         const auto entities = codec.pool_entities(reg);
         auto& rows = image.replicated[c];
+        rows.indices.clear();
         rows.indices.reserve(entities.size());
         rows.values.resize(entities.size() * fields);
         for (std::size_t r = 0; r < entities.size(); ++r) {
@@ -222,9 +255,11 @@ checkpoint_image capture_checkpoint(game_world& world, const saveable_components
     }
 
     image.saved.resize(saveable.entries().size());
-    std::vector<entity> entities;
+    thread_local std::vector<entity> entities; // scratch, kept between checkpoints (no fresh pages)
     for (std::size_t s = 0; s < saveable.entries().size(); ++s) {
         entities.clear();
+        image.saved[s].indices.clear();
+        image.saved[s].bytes.clear();
         saveable.entries()[s].copy(reg, entities, image.saved[s].bytes);
         image.saved[s].indices.reserve(entities.size());
         for (const auto e : entities) {

@@ -49,6 +49,11 @@ std::optional<checkpoint_writer::outcome> checkpoint_writer::take_outcome() {
     return std::exchange(shared_->finished, std::nullopt);
 }
 
+checkpoint_image checkpoint_writer::take_spare() {
+    std::lock_guard lock{shared_->mutex};
+    return std::exchange(shared_->spare, checkpoint_image{});
+}
+
 bool checkpoint_writer::wait_idle(std::chrono::steady_clock::time_point deadline) {
     std::unique_lock lock{shared_->mutex};
     return shared_->idle.wait_until(lock, deadline, [this] { return !shared_->busy; });
@@ -70,7 +75,13 @@ void checkpoint_writer::run(const std::shared_ptr<state>& shared) {
         done.tick = job->tick;
         try {
             const auto bytes = encode_checkpoint(*job);
-            job.reset(); // the copy's memory goes before the write's wait
+            {
+                // Kept for the next capture rather than freed: that one then writes into memory already
+                // mapped, instead of faulting in fresh pages on the tick.
+                std::lock_guard lock{shared->mutex};
+                shared->spare = std::move(*job);
+            }
+            job.reset();
             done.bytes = bytes.size();
             const auto written = write_checkpoint_file(shared->path, bytes, shared->pause_midway);
             done.ok = written.ok;

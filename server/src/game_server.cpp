@@ -282,7 +282,8 @@ void game_server::take_checkpoint(clock::time_point now) {
         metrics_.checkpoints_skipped.add(); // the disk is slower than --save-every: the next one will do
         return;
     }
-    static_cast<void>(checkpoints_->submit(capture_checkpoint(*world_, saveable_, history_, tick_)));
+    static_cast<void>(checkpoints_->submit(
+        capture_checkpoint(*world_, saveable_, history_, tick_, checkpoints_->take_spare(), true)));
 }
 
 void game_server::collect_checkpoint_outcome() {

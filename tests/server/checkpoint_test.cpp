@@ -6,6 +6,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -103,6 +104,55 @@ TEST(Checkpoint, ARestoredWorldEqualsTheSavedOneAndEvolvesIdentically) {
         EXPECT_EQ(mine.x, t.x);
         EXPECT_EQ(mine.y, t.y);
     });
+}
+
+// A periodic checkpoint copies the replicated components from the history's columns (taken that same
+// tick) into the buffers of the previous image; a drain's quantizes the registry into fresh ones. Both
+// must hold the same rows, whatever the order, and restore to the same world.
+TEST(Checkpoint, ACopyFromTheHistoryIntoRecycledBuffersEqualsOneQuantizedFromTheRegistry) {
+    ticked_world w{400};
+    w.run(25);
+    auto recycled = capture_checkpoint(*w.world, w.saveable, w.history, w.tick);
+    w.run(60); // spawns and despawns since: the recycled buffers hold other rows
+    const auto quantized = capture_checkpoint(*w.world, w.saveable, w.history, w.tick);
+    const auto copied =
+        capture_checkpoint(*w.world, w.saveable, w.history, w.tick, std::move(recycled), true);
+
+    EXPECT_EQ(copied.tick, quantized.tick);
+    EXPECT_EQ(copied.pool, quantized.pool);
+    EXPECT_EQ(copied.pool, w.world->registry().entity_pool()); // the recycled slots, all rewritten
+    EXPECT_EQ(copied.generations, quantized.generations);
+    EXPECT_EQ(copied.world_state, quantized.world_state);
+    ASSERT_EQ(copied.replicated.size(), quantized.replicated.size());
+    for (std::size_t c = 0; c < copied.replicated.size(); ++c) {
+        const auto fields = w.world->replicated_schema().component_at(c).fields.size();
+        const auto by_index = [fields](const checkpoint_image::replicated_rows& rows) {
+            std::map<std::uint32_t, std::vector<std::uint32_t>> out;
+            for (std::size_t r = 0; r < rows.indices.size(); ++r) {
+                out[rows.indices[r]].assign(rows.values.begin() + static_cast<std::ptrdiff_t>(r * fields),
+                                            rows.values.begin() +
+                                                static_cast<std::ptrdiff_t>((r + 1) * fields));
+            }
+            return out;
+        };
+        EXPECT_FALSE(copied.replicated[c].indices.empty());
+        EXPECT_EQ(copied.replicated[c].indices.size(), quantized.replicated[c].indices.size()) << c;
+        EXPECT_EQ(by_index(copied.replicated[c]), by_index(quantized.replicated[c])) << c;
+    }
+    ASSERT_EQ(copied.saved.size(), quantized.saved.size());
+    for (std::size_t s = 0; s < copied.saved.size(); ++s) {
+        EXPECT_EQ(copied.saved[s].indices, quantized.saved[s].indices);
+        EXPECT_EQ(copied.saved[s].bytes, quantized.saved[s].bytes);
+    }
+
+    // And the copy restores to the world it was taken from.
+    ticked_world restored{10};
+    checkpoint_image image;
+    ASSERT_FALSE(decode_checkpoint(encode_checkpoint(copied), restored.world->replicated_schema(),
+                                   restored.saveable, image));
+    ASSERT_FALSE(apply_checkpoint(image, *restored.world, restored.saveable, restored.history));
+    restored.history.capture(w.tick, std::uint64_t{w.tick} * 1000);
+    EXPECT_EQ(restored.history.newest().checksum, w.history.newest().checksum);
 }
 
 TEST(Checkpoint, AFlippedByteIsAChecksumMismatch) {

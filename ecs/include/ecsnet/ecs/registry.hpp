@@ -172,6 +172,11 @@ public:
     [[nodiscard]] entity_pool_image entity_pool() const {
         return entity_pool_image{std::vector<entity>(entities_.begin(), entities_.end()), free_head_};
     }
+    /// The same into `out`, reusing its memory (a copy taken again and again, as checkpoints are).
+    void entity_pool(entity_pool_image& out) const {
+        out.slots.assign(entities_.begin(), entities_.end());
+        out.free_head = free_head_;
+    }
 
     /// Makes the entity slots those of `image`: its live entities become valid, with their versions, and
     /// create() then recycles its free slots in its order. The registry must hold no live entity (after

@@ -77,10 +77,16 @@ struct checkpoint_refusal {
 };
 
 /// Copies what a checkpoint needs from the world, on the tick thread, right after `history` captured
-/// `tick` (the generations are the newest capture's).
+/// `tick` (the generations are the newest capture's). `buffers`: an earlier image whose memory the copy
+/// reuses (checkpoint_writer::take_spare), so that a periodic checkpoint does not fault in fresh pages on
+/// the tick; its contents do not matter. `registry_as_captured`: nothing changed the registry since
+/// `history` captured `tick` (a periodic checkpoint, taken right after the capture), so the replicated
+/// components are copied from the history's columns instead of quantized again; false (a drain, after the
+/// clients' avatars left) quantizes the registry as it is.
 [[nodiscard]] checkpoint_image capture_checkpoint(game_world& world, const saveable_components& saveable,
                                                   const proto::snapshot_history& history,
-                                                  proto::tick_type tick);
+                                                  proto::tick_type tick, checkpoint_image buffers = {},
+                                                  bool registry_as_captured = false);
 
 /// The file's bytes: header, body, checksum.
 [[nodiscard]] std::vector<std::byte> encode_checkpoint(const checkpoint_image& image);

@@ -42,6 +42,9 @@ public:
     [[nodiscard]] bool busy() const;
     /// The outcome of the newest write that finished since the last call, if any.
     [[nodiscard]] std::optional<outcome> take_outcome();
+    /// The image of the newest write once encoded, for the next capture_checkpoint to reuse its memory
+    /// (empty if none).
+    [[nodiscard]] checkpoint_image take_spare();
     /// Waits until no write is in flight, or `deadline`; true when idle.
     bool wait_idle(std::chrono::steady_clock::time_point deadline);
 
@@ -59,6 +62,7 @@ private:
         bool busy{false};
         bool stopping{false};
         std::optional<outcome> finished;
+        checkpoint_image spare; // the newest job's image, encoded: its buffers for the next capture
     };
     static void run(const std::shared_ptr<state>& shared);
 
