@@ -219,10 +219,13 @@ void bot::handle_disconnected(const client::disconnect_info& info) {
     }
 }
 
-bot_reading bot::read(steady::time_point now) const {
+bot_reading bot::read(steady::time_point now, latency_histogram* latency) const {
     bot_reading out;
     {
         std::lock_guard lock{mutex_};
+        if (latency != nullptr) {
+            latency->merge(latency_);
+        }
         out.phase = phase_;
         const bool welcomed = connected_at_ != steady::time_point{};
         out.welcomed = welcomed;
@@ -252,11 +255,6 @@ bot_reading bot::read(steady::time_point now) const {
     out.inputs_overflowed = stats.inputs_overflowed;
     out.thin = thin_;
     return out;
-}
-
-void bot::merge_latency_into(latency_histogram& into) const {
-    std::lock_guard lock{mutex_};
-    into.merge(latency_);
 }
 
 } // namespace ecsnet::bots

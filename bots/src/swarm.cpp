@@ -115,8 +115,7 @@ public:
         std::vector<double> tick_rates;
         latency_histogram merged;
         for (const auto& b : bots) {
-            const auto r = b->read(now);
-            b->merge_latency_into(merged);
+            const auto r = b->read(now, &merged);
             auto& before = previous_applied_[b->index()];
             thin_bots += r.thin ? 1 : 0;
             switch (r.phase) {
@@ -287,9 +286,8 @@ swarm_report run_swarm(const swarm_options& options, std::ostream& progress, std
     std::uint64_t negative = 0;
     std::uint64_t thin_negative = 0;
     for (const auto& b : bots) {
-        readings.push_back(b->read(now));
+        readings.push_back(b->read(now, b->thin() ? &thin_latency : &latency));
         (b->thin() ? thin_negative : negative) += readings.back().negative_latencies;
-        b->merge_latency_into(b->thin() ? thin_latency : latency);
     }
     report.elapsed_seconds = seconds(now - start);
     report.measured_seconds = now > ramp_end ? seconds(now - ramp_end) : 0.0;

@@ -12,8 +12,8 @@
 // and counted (client_stats::checksum_mismatches). A connection that ends before the bot closes it is a
 // connect failure (never welcomed) or a drop (welcomed), logged with the reason.
 //
-// Threads: the callbacks run on the client's strand; connect(), close(), read() and merge_latency_into()
-// may be called from any thread (the measurements are behind a mutex taken once per snapshot).
+// Threads: the callbacks run on the client's strand; connect(), close() and read() may be called from any
+// thread (the measurements are behind a mutex taken once per snapshot).
 
 #include <atomic>
 #include <chrono>
@@ -105,9 +105,11 @@ public:
     void close();
     /// True once no connection is opening or open.
     [[nodiscard]] bool settled() const;
-    [[nodiscard]] bot_reading read(std::chrono::steady_clock::time_point now) const;
-    /// Adds every latency recorded so far to `into`.
-    void merge_latency_into(latency_histogram& into) const;
+    /// What the bot has done so far; with `latency`, also adds every latency recorded so far to it, read
+    /// together with the counts (a snapshot applied between two separate reads would count a latency
+    /// sample with no applied snapshot).
+    [[nodiscard]] bot_reading read(std::chrono::steady_clock::time_point now,
+                                   latency_histogram* latency = nullptr) const;
 
     /// Its position among all the bots of the run (full ones first).
     [[nodiscard]] std::size_t index() const noexcept { return index_; }
