@@ -265,7 +265,7 @@ TEST(AgonesSdk, ASidecarThatGoesAwayMidRunLeavesTheTickAloneAndIsCalledAgain) {
     const auto health_errors = server.requests("health", "error");
     EXPECT_GT(server.tick_ratio(600ms, options.tick_rate), 0.85);
     EXPECT_GE(server.requests("health", "error"), health_errors + 3); // still pinging, every period
-    EXPECT_GE(server.requests("gameserver", "error"), 1U);           // the watch is being reopened
+    EXPECT_GE(server.requests("gameserver", "error"), 1U);            // the watch is being reopened
     EXPECT_LT(server.stop(), 1000ms);
 }
 
