@@ -1,6 +1,7 @@
 // Interest-managed views against a simple reference, over thousands of ticks of the standard scene: clients
 // that move (and teleport), relevancy radii, spawns and despawns (one at a time and by hundreds), budgets
-// from generous to starving, and a network that delays, reorders and loses snapshots and acks.
+// from generous to starving, and a network that delays, reorders and loses snapshots and acks, or (TCP-like)
+// delivers them in order up to 2 s late, more views in flight than the server keeps.
 //
 // The reference is the test's own record of the world: every entity's quantized components per tick, read
 // from the registry with the schema's codecs (not through row_history). After every snapshot a client
@@ -172,6 +173,10 @@ struct client_sim {
     std::int64_t budget_per_tick; // < 0: unlimited
     std::int64_t bucket{};
     double loss;
+    double max_delay{4.0}; // ticks, each way
+    bool in_order{};       // deliveries never overtake (TCP)
+    tick_type last_delivery{};
+    tick_type last_ack{};
     std::deque<std::pair<tick_type, std::string>> snapshots; // (delivery tick, envelope bytes)
     std::deque<std::pair<tick_type, v1::Ack>> acks;
     std::map<tick_type, view_frame> sent;                        // what the server says each view holds
@@ -208,6 +213,14 @@ TEST(ViewDifferential, MirrorsEqualTheReferenceUnderLossBudgetsAndRelevancyChang
     clients.push_back(std::make_unique<client_sim>(encoder, 400.0, 1'000, 0.05)); // tight budget
     clients.push_back(std::make_unique<client_sim>(encoder, 250.0, 300, 0.10));   // starving budget
     clients.push_back(std::make_unique<client_sim>(encoder, 1.0e9, -1, 0.05));    // sees everything
+    // TCP-like: in order, up to 2 s late each way, so that up to ~120 views are in flight (more than the
+    // server keeps: its base is then dropped and a full state follows).
+    clients.push_back(std::make_unique<client_sim>(encoder, 300.0, 3'000, 0.0));
+    clients.back()->max_delay = 60.0;
+    clients.back()->in_order = true;
+    clients.push_back(std::make_unique<client_sim>(encoder, 300.0, -1, 0.0));
+    clients.back()->max_delay = 60.0;
+    clients.back()->in_order = true;
     for (auto& c : clients) {
         c->x = (unit(random) - 0.5) * 1500.0;
         c->y = (unit(random) - 0.5) * 1500.0;
@@ -285,7 +298,12 @@ TEST(ViewDifferential, MirrorsEqualTheReferenceUnderLossBudgetsAndRelevancyChang
             c.max_waiting = std::max(c.max_waiting, report.waiting);
             c.sent[tick] = *c.view.newest();
             if (unit(random) >= c.loss) {
-                c.snapshots.emplace_back(tick + static_cast<tick_type>(unit(random) * 4.0), bytes);
+                auto when = tick + static_cast<tick_type>(unit(random) * c.max_delay);
+                if (c.in_order) {
+                    when = std::max(when, c.last_delivery);
+                    c.last_delivery = when;
+                }
+                c.snapshots.emplace_back(when, bytes);
             }
 
             // Deliveries due (in the order they were sent, or not: delays differ).
@@ -348,8 +366,12 @@ TEST(ViewDifferential, MirrorsEqualTheReferenceUnderLossBudgetsAndRelevancyChang
                     }
                 }
                 if (unit(random) >= c.loss) {
-                    c.acks.emplace_back(tick + static_cast<tick_type>(unit(random) * 4.0),
-                                        c.mirror.make_ack());
+                    auto when = tick + static_cast<tick_type>(unit(random) * c.max_delay);
+                    if (c.in_order) {
+                        when = std::max(when, c.last_ack);
+                        c.last_ack = when;
+                    }
+                    c.acks.emplace_back(when, c.mirror.make_ack());
                 }
             }
             for (auto it = c.acks.begin(); it != c.acks.end();) {
@@ -361,10 +383,10 @@ TEST(ViewDifferential, MirrorsEqualTheReferenceUnderLossBudgetsAndRelevancyChang
                 it = c.acks.erase(it);
             }
             // Forget what no delivery can need any more.
-            while (!c.sent.empty() && c.sent.begin()->first + 64 < tick) {
+            while (!c.sent.empty() && c.sent.begin()->first + 200 < tick) {
                 c.sent.erase(c.sent.begin());
             }
-            while (!c.relevant_at.empty() && c.relevant_at.begin()->first + 64 < tick) {
+            while (!c.relevant_at.empty() && c.relevant_at.begin()->first + 200 < tick) {
                 c.relevant_at.erase(c.relevant_at.begin());
             }
         }
