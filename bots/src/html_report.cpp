@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <vector>
 
 namespace ecsnet::bots {
 
@@ -43,6 +44,7 @@ table.summary td { text-align: left; }
 ul.failures li { color: #c62828; }
 svg text { font: 11px system-ui, sans-serif; fill: #444; }
 svg rect.bar { fill: #4878b8; } svg line.axis { stroke: #888; }
+svg polyline.series { fill: none; stroke: #4878b8; stroke-width: 1.5; } div.charts svg { margin-right: 1em; }
 tr.problem td { background: #fdecea; }
 .note { color: #666; }
 )";
@@ -185,6 +187,63 @@ void write_histogram(page& p, std::string_view id, std::string_view title,
     p.raw("</svg>\n</section>\n");
 }
 
+// One series over the run as an SVG polyline (points without a value are gaps), for the progress section.
+struct chart_point {
+    double x{};
+    double y{};
+    bool has_value{};
+};
+
+void write_line_chart(page& p, std::string_view title, const std::vector<chart_point>& points) {
+    constexpr double width = 390.0;
+    constexpr double height = 170.0;
+    constexpr double left = 50.0;
+    constexpr double right = 10.0;
+    constexpr double top = 20.0;
+    constexpr double bottom = 25.0;
+    double max_x = 1e-9;
+    double max_y = 1e-9;
+    for (const auto& point : points) {
+        max_x = std::max(max_x, point.x);
+        max_y = point.has_value ? std::max(max_y, point.y) : max_y;
+    }
+    const auto x_of = [&](double x) { return left + (width - left - right) * x / max_x; };
+    const auto y_of = [&](double y) { return top + (height - top - bottom) * (1.0 - y / max_y); };
+    p.raw(format(
+        "<svg class=\"chart\" width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" role=\"img\">\n",
+        width, height, width, height));
+    p.raw(format("<text x=\"%.0f\" y=\"13\">", left));
+    p.text(title);
+    p.raw("</text>\n");
+    const double axis_y = height - bottom;
+    p.raw(format("<line class=\"axis\" x1=\"%.0f\" y1=\"%.0f\" x2=\"%.0f\" y2=\"%.0f\"/>\n", left, axis_y,
+                 width - right, axis_y));
+    p.raw(format("<line class=\"axis\" x1=\"%.0f\" y1=\"%.0f\" x2=\"%.0f\" y2=\"%.0f\"/>\n", left, top, left,
+                 axis_y));
+    p.raw(format("<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"end\">%.3g</text>\n", left - 4.0, top + 4.0,
+                 max_y));
+    p.raw(format("<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"end\">0</text>\n", left - 4.0, axis_y));
+    p.raw(format("<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"end\">%.0f s</text>\n", width - right,
+                 height - 8.0, max_x));
+    // A polyline per stretch of points with a value.
+    std::string line;
+    const auto flush = [&] {
+        if (!line.empty()) {
+            p.raw("<polyline class=\"series\" points=\"" + line + "\"/>\n");
+            line.clear();
+        }
+    };
+    for (const auto& point : points) {
+        if (!point.has_value) {
+            flush();
+            continue;
+        }
+        line += format("%s%.1f,%.1f", line.empty() ? "" : " ", x_of(point.x), y_of(point.y));
+    }
+    flush();
+    p.raw("</svg>\n");
+}
+
 void write_progress(page& p, const swarm_report& r) {
     const auto& series = r.progress;
     p.raw("<section id=\"progress\">\n<h2>Progress</h2>\n");
@@ -196,6 +255,18 @@ void write_progress(page& p, const swarm_report& r) {
                    series.stride(), series.capacity()),
             "class=\"note\"");
         p.raw("\n");
+    }
+    std::vector<chart_point> snapshots;
+    std::vector<chart_point> latency;
+    for (const auto& s : series.samples()) {
+        snapshots.push_back({s.at_seconds, s.snapshots_per_second, true});
+        latency.push_back({s.at_seconds, s.latency_p99_ms, s.has_latency});
+    }
+    if (!snapshots.empty()) {
+        p.raw("<div class=\"charts\">\n");
+        write_line_chart(p, "snapshots applied per second, all bots", snapshots);
+        write_line_chart(p, "update latency p99 of the second, ms", latency);
+        p.raw("</div>\n");
     }
     const bool thin = r.options.thin > 0;
     p.raw("<table id=\"progress-table\">\n<thead><tr><th>time, s</th><th>bots connected</th>");

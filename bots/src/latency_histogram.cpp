@@ -104,7 +104,10 @@ latency_histogram latency_histogram::difference(const latency_histogram& newer,
 }
 
 void latency_histogram::reset() noexcept {
-    std::fill(counts_.begin(), counts_.end(), 0);
+    // Only the used range can hold counts: a reset per bot at the end of a run stays cheap.
+    if (lowest_used_ <= highest_used_) {
+        std::fill_n(counts_.data() + lowest_used_, highest_used_ - lowest_used_ + 1, std::uint64_t{0});
+    }
     lowest_used_ = bucket_count;
     highest_used_ = 0;
     count_ = 0;

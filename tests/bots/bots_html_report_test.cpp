@@ -134,6 +134,8 @@ TEST(BotsHtmlReport, HasEverySectionOneBarPerBinAndOneRowPerBot) {
     EXPECT_EQ(occurrences(progress, "<tr><td>"), 10U);
     EXPECT_EQ(occurrences(progress, "<td>12.50</td>"), 9U);
     EXPECT_EQ(occurrences(progress, "<td>n/a</td>"), 1U) << "no latency in the first second";
+    EXPECT_EQ(occurrences(progress, "<svg class=\"chart\""), 2U) << "snapshots/s and latency p99 over time";
+    EXPECT_EQ(occurrences(progress, "<polyline"), 2U) << "the latency's line starts at its first value";
 }
 
 TEST(BotsHtmlReport, NoSampleSaysSoAndThinBotsGetTheirOwnHistogram) {

@@ -6,7 +6,7 @@
 //   #latency-histogram  the full bots' update latency (thin bots': #thin-latency-histogram) as SVG bars,
 //                       one a quarter octave (coarse_bins), from the swarm's merged histogram
 //   #progress           the run second by second (progress_series): connected bots, snapshots/s, bytes
-//                       in/out, latency p99
+//                       in/out, latency p99 (a table, and the snapshots/s and latency p99 as SVG lines)
 //   #bots               one row a bot: name, state, ticks applied, desyncs, latency p50/p99, bytes, why it
 //                       ended early (at most max_bot_rows rows: the page says how many were left out)
 // Every string from outside (bot names from --name-prefix, the host, server messages) is escaped.
