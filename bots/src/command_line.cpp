@@ -58,6 +58,9 @@ command_line parse_command_line(int argc, const char* const* argv, std::ostream&
     app.add_option("--seed", options.seed, "seed of the behaviours (the same seed replays the same inputs)")
         ->capture_default_str();
     app.add_option("--report", result.report_path, "write the JSON report to this file");
+    app.add_option("--report-html", result.report_html_path,
+                   "write a self-contained HTML page to this file: the summary, the latency histogram, the "
+                   "run second by second and a row per bot");
     app.add_option("--threads", options.threads, "threads running the bots' io_context")
         ->check(CLI::Range(std::size_t{1}, std::size_t{64}))
         ->capture_default_str();

@@ -104,7 +104,10 @@ latency_histogram latency_histogram::difference(const latency_histogram& newer,
 }
 
 void latency_histogram::reset() noexcept {
-    std::fill(counts_.begin(), counts_.end(), 0);
+    // Only the used range can hold counts: a reset per bot at the end of a run stays cheap.
+    if (lowest_used_ <= highest_used_) {
+        std::fill_n(counts_.data() + lowest_used_, highest_used_ - lowest_used_ + 1, std::uint64_t{0});
+    }
     lowest_used_ = bucket_count;
     highest_used_ = 0;
     count_ = 0;
@@ -137,6 +140,47 @@ std::uint64_t latency_histogram::percentile(double q) const noexcept {
         }
     }
     return max_;
+}
+
+std::vector<latency_bin> coarse_bins(const latency_histogram& histogram, unsigned per_octave) {
+    std::vector<latency_bin> bins;
+    if (histogram.empty()) {
+        return bins;
+    }
+    per_octave = std::max(per_octave, 1U);
+    const auto steps = static_cast<double>(per_octave);
+    const auto bin_of = [&](std::uint64_t value) -> std::size_t {
+        return value == 0
+                   ? 0
+                   : static_cast<std::size_t>(std::floor(std::log2(static_cast<double>(value)) * steps)) + 1;
+    };
+    // The lowest value of bin k > 0, rounded up to whole microseconds.
+    const auto low_of = [&](std::size_t bin) -> std::uint64_t {
+        return bin == 0
+                   ? 0
+                   : static_cast<std::uint64_t>(std::ceil(std::exp2(static_cast<double>(bin - 1) / steps)));
+    };
+    std::size_t first = 0;
+    for (std::size_t bucket = 0; bucket < latency_histogram::bucket_count; ++bucket) {
+        const auto count = histogram.count_in(bucket);
+        if (count == 0) {
+            continue;
+        }
+        const auto bin = bin_of(latency_histogram::lowest_in(bucket));
+        if (bins.empty()) {
+            first = bin;
+        }
+        while (first + bins.size() <= bin) {
+            const auto k = first + bins.size();
+            bins.push_back({low_of(k), 0, 0});
+        }
+        bins[bin - first].count += count;
+    }
+    for (std::size_t i = 0; i < bins.size(); ++i) {
+        const auto next_low = low_of(first + i + 1);
+        bins[i].high_us = std::max(bins[i].low_us, next_low == 0 ? 0 : next_low - 1);
+    }
+    return bins;
 }
 
 } // namespace ecsnet::bots

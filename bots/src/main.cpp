@@ -1,17 +1,19 @@
 // ecsnet-bots: load-tests an ecsnet server with a swarm of bot clients in one process (docs/bots.md).
 //
 //   build/bots/ecsnet-bots --host 127.0.0.1 --port 7777 --clients 250 --thin 500 --ramp 10 --duration 30
-//                          --behaviour wander --sim-loss 0.02 --report run.json
+//                          --behaviour wander --sim-loss 0.02 --report run.json --report-html run.html
 //
 // Exit status: 0 when the run passed; 1 when it failed (a desync, a connect failure, a bot dropped, the
 // server stalled, an interruption, or a --max-latency-p99-ms / --min-ticks-ratio threshold missed: the
-// summary says which); 2 for bad arguments or a report that cannot be written.
+// summary says which); 2 for bad arguments or a report (JSON or HTML) that cannot be written.
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <csignal>
 #include <cstdint>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <string>
@@ -19,6 +21,7 @@
 #include <sys/resource.h>
 
 #include "ecsnet/bots/command_line.hpp"
+#include "ecsnet/bots/html_report.hpp"
 #include "ecsnet/bots/swarm.hpp"
 
 namespace {
@@ -46,6 +49,21 @@ void allow_sockets(std::size_t bots) {
                       << "some of the " << bots << " bots will fail to connect\n";
         }
     }
+}
+
+// Writes `text` to `path`, or says why it cannot (a missing directory, no permission, a full disk).
+bool write_report(const std::string& path, const std::string& text, const char* what) {
+    std::ofstream file{path, std::ios::trunc};
+    if (file) {
+        file << text;
+        file.close();
+    }
+    if (!file) {
+        std::cerr << "ecsnet-bots: cannot write the " << what << " to " << path << ": "
+                  << std::strerror(errno) << '\n';
+        return false;
+    }
+    return true;
 }
 
 } // namespace
@@ -84,14 +102,16 @@ int main(int argc, char** argv) {
     const auto report = run_swarm(options, std::cout, std::cerr, &interrupted);
     print_summary(std::cout, report);
 
+    // Both reports are attempted even if the first cannot be written.
+    bool written = true;
     if (!command.report_path.empty()) {
-        std::ofstream file{command.report_path, std::ios::trunc};
-        file << to_json(report);
-        file.close();
-        if (!file) {
-            std::cerr << "ecsnet-bots: cannot write the report to " << command.report_path << '\n';
-            return 2;
-        }
+        written &= write_report(command.report_path, to_json(report), "report");
+    }
+    if (!command.report_html_path.empty()) {
+        written &= write_report(command.report_html_path, to_html(report), "HTML report");
+    }
+    if (!written) {
+        return 2;
     }
     return report.passed() ? 0 : 1;
 }

@@ -92,7 +92,7 @@ private:
     std::atomic<std::size_t> finished_{0};
 };
 
-// Progress lines: what changed since the previous line.
+// Progress: what changed since the previous sample, kept in the report's series and printed as a line.
 class progress_printer {
 public:
     progress_printer(std::ostream& out, std::size_t bots, steady::time_point start)
@@ -101,7 +101,8 @@ public:
         , start_{start}
         , previous_at_{start} {}
 
-    void print(const std::vector<std::unique_ptr<bot>>& bots, steady::time_point now) {
+    progress_sample sample(const std::vector<std::unique_ptr<bot>>& bots, steady::time_point now,
+                           bool print) {
         const auto interval = seconds(now - previous_at_);
         std::size_t connected = 0;
         std::size_t thin_connected = 0;
@@ -112,6 +113,7 @@ public:
         std::uint64_t bytes_in = 0;
         std::uint64_t bytes_out = 0;
         std::uint64_t desyncs = 0;
+        std::uint64_t applied = 0;
         std::vector<double> tick_rates;
         latency_histogram merged;
         for (const auto& b : bots) {
@@ -136,6 +138,7 @@ public:
             default:
                 break;
             }
+            applied += r.applied - std::min(before, r.applied);
             before = r.applied;
             bytes_in += r.bytes_in;
             bytes_out += r.bytes_out;
@@ -143,32 +146,51 @@ public:
         }
         const auto recent = latency_histogram::difference(merged, previous_latency_);
         const auto rates = summarize(tick_rates);
+        const auto in_rate =
+            per_second(static_cast<double>(bytes_in - std::min(bytes_in, previous_in_)), interval);
+        const auto out_rate =
+            per_second(static_cast<double>(bytes_out - std::min(bytes_out, previous_out_)), interval);
+        progress_sample sample;
+        sample.at_seconds = seconds(now - start_);
+        sample.connected = connected;
+        sample.thin_connected = thin_connected;
+        sample.snapshots_per_second = per_second(static_cast<double>(applied), interval);
+        sample.bytes_in_per_second = in_rate;
+        sample.bytes_out_per_second = out_rate;
+        sample.has_latency = !recent.empty();
+        sample.latency_p99_ms = static_cast<double>(recent.percentile(99.0)) / 1000.0;
+        sample.desyncs = desyncs;
+        previous_latency_ = std::move(merged);
+        previous_in_ = bytes_in;
+        previous_out_ = bytes_out;
+        previous_at_ = now;
+        if (print) {
+            print_line(sample, rates, bots.size() - thin_bots, thin_bots, connecting, failed, dropped);
+        }
+        return sample;
+    }
+
+    [[nodiscard]] steady::time_point last_sample_at() const noexcept { return previous_at_; }
+
+private:
+    void print_line(const progress_sample& sample, const distribution& rates, std::size_t full_bots,
+                    std::size_t thin_bots, std::size_t connecting, std::size_t failed, std::size_t dropped) {
         char thin[64] = "";
         if (thin_bots > 0) {
-            std::snprintf(thin, sizeof thin, " (thin %zu/%zu)", thin_connected, thin_bots);
+            std::snprintf(thin, sizeof thin, " (thin %zu/%zu)", sample.thin_connected, thin_bots);
         }
         char line[600];
         std::snprintf(
             line, sizeof line,
             "%6.1fs  connected %zu/%zu%s  connecting %zu  failed %zu  disconnected %zu  |  ticks/s per bot "
             "median %.1f min %.1f  |  latency p99 %.2f ms  |  in %s  out %s  |  desyncs %llu\n",
-            seconds(now - start_), connected, bots.size() - thin_bots, thin, connecting, failed, dropped,
-            rates.median, rates.min, static_cast<double>(recent.percentile(99.0)) / 1000.0,
-            format_rate(
-                per_second(static_cast<double>(bytes_in - std::min(bytes_in, previous_in_)), interval))
-                .c_str(),
-            format_rate(
-                per_second(static_cast<double>(bytes_out - std::min(bytes_out, previous_out_)), interval))
-                .c_str(),
-            static_cast<unsigned long long>(desyncs));
+            sample.at_seconds, sample.connected, full_bots, thin, connecting, failed, dropped, rates.median,
+            rates.min, sample.latency_p99_ms, format_rate(sample.bytes_in_per_second).c_str(),
+            format_rate(sample.bytes_out_per_second).c_str(),
+            static_cast<unsigned long long>(sample.desyncs));
         *out_ << line << std::flush;
-        previous_latency_ = std::move(merged);
-        previous_in_ = bytes_in;
-        previous_out_ = bytes_out;
-        previous_at_ = now;
     }
 
-private:
     std::ostream* out_;
     std::vector<std::uint64_t> previous_applied_;
     latency_histogram previous_latency_;
@@ -263,9 +285,7 @@ swarm_report run_swarm(const swarm_options& options, std::ostream& progress, std
             break;
         }
         if (now >= next_progress) {
-            if (!o.quiet) {
-                printer.print(bots, now);
-            }
+            report.progress.add(printer.sample(bots, now, !o.quiet));
             next_progress += interval;
             if (next_progress <= now) {
                 next_progress = now + interval;
@@ -278,6 +298,11 @@ swarm_report run_swarm(const swarm_options& options, std::ostream& progress, std
         std::this_thread::sleep_until(wake);
     }
 
+    // The last interval, however short (but not a sliver), so the progress ends where the run did.
+    if (now - printer.last_sample_at() >= std::chrono::milliseconds{100}) {
+        report.progress.add(printer.sample(bots, now, false));
+    }
+
     // The measurement: every bot as it stands now, before closing changes anything.
     std::vector<bot_reading> readings;
     readings.reserve(bots.size());
@@ -285,9 +310,14 @@ swarm_report run_swarm(const swarm_options& options, std::ostream& progress, std
     latency_histogram thin_latency;
     std::uint64_t negative = 0;
     std::uint64_t thin_negative = 0;
+    latency_histogram own_latency; // each bot's, for its line of the per-bot table
+    report.bots.reserve(bots.size());
     for (const auto& b : bots) {
-        readings.push_back(b->read(now, b->thin() ? &thin_latency : &latency));
+        own_latency.reset();
+        readings.push_back(b->read(now, &own_latency));
+        (b->thin() ? thin_latency : latency).merge(own_latency);
         (b->thin() ? thin_negative : negative) += readings.back().negative_latencies;
+        report.bots.push_back(summarize_bot(b->name(), readings.back(), own_latency));
     }
     report.elapsed_seconds = seconds(now - start);
     report.measured_seconds = now > ramp_end ? seconds(now - ramp_end) : 0.0;
@@ -311,6 +341,8 @@ swarm_report run_swarm(const swarm_options& options, std::ostream& progress, std
     report.peak_rss_mb = cpu_after.peak_rss_mb;
     report.latency = summarize_latency(latency, negative);
     report.thin.latency = summarize_latency(thin_latency, thin_negative);
+    report.latency_bins = coarse_bins(latency);
+    report.thin.latency_bins = coarse_bins(thin_latency);
     add_readings(report, readings);
     judge(report);
     return report;

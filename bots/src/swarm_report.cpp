@@ -143,6 +143,31 @@ latency_summary summarize_latency(const latency_histogram& histogram, std::uint6
     return out;
 }
 
+bot_summary summarize_bot(std::string name, const bot_reading& reading, const latency_histogram& latency) {
+    bot_summary out;
+    out.name = std::move(name);
+    out.thin = reading.thin;
+    out.phase = reading.phase;
+    out.applied = reading.applied;
+    if (reading.welcomed && reading.connected_seconds > 0.0) {
+        out.ticks_applied_ratio = static_cast<double>(reading.applied) /
+                                  (1.0 + static_cast<double>(reading.tick_rate) * reading.connected_seconds);
+    }
+    out.desyncs = reading.desyncs;
+    out.latency_samples = latency.count();
+    out.latency_p50_ms = ms(latency.percentile(50.0));
+    out.latency_p99_ms = ms(latency.percentile(99.0));
+    out.bytes_in = reading.bytes_in;
+    out.bytes_out = reading.bytes_out;
+    if (reading.phase == bot_phase::failed || reading.phase == bot_phase::dropped) {
+        out.disconnect_reason = std::string{client::to_string(reading.ended.reason)};
+        if (!reading.ended.message.empty()) {
+            out.disconnect_reason += ": " + reading.ended.message;
+        }
+    }
+    return out;
+}
+
 namespace {
 
 // One kind of bot's figures from its readings; the tick rate of the first welcomed one into `tick_rate`.

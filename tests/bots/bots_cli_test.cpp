@@ -4,7 +4,9 @@
 // - nothing listening on the port: a non-zero exit, a summary that says why, and a report saying so (over
 //   TCP: refused; over UDP: no answer within --connect-timeout);
 // - --thin besides --clients, with a simulated latency: exit 0, the thin bots counted apart in the report;
-// - bad arguments exit 2; --help exits 0 and says the duration counts from the end of the ramp.
+// - bad arguments exit 2; --help exits 0 and says the duration counts from the end of the ramp;
+// - --report-html: the page rendered by headless chromium (skipped without it) has the histogram and a row
+//   per bot, a hostile --name-prefix as text; an unwritable path exits 2, saying why.
 
 #include <chrono>
 #include <csignal>
@@ -215,11 +217,86 @@ TEST(BotsCli, BadArgumentsExitTwoAndHelpExplainsTheDuration) {
     EXPECT_EQ(help.exit_code, 0);
     EXPECT_NE(help.out.find("END of the ramp"), std::string::npos) << help.out;
     for (const char* flag :
-         {"--host", "--port", "--clients", "--ramp", "--duration", "--behaviour", "--seed", "--report",
-          "--threads", "--name-prefix", "--quiet", "--transport", "--thin", "--token-file", "--sim-loss",
-          "--sim-latency-ms", "--sim-jitter-ms", "--sim-duplicate", "--sim-reorder"}) {
+         {"--host",      "--port",           "--clients",       "--ramp",          "--duration",
+          "--behaviour", "--seed",           "--report",        "--threads",       "--name-prefix",
+          "--quiet",     "--report-html",    "--transport",     "--thin",          "--token-file",
+          "--sim-loss",  "--sim-latency-ms", "--sim-jitter-ms", "--sim-duplicate", "--sim-reorder"}) {
         EXPECT_NE(help.out.find(flag), std::string::npos) << flag;
     }
+}
+
+// Headless Debian chromium on PATH, or empty.
+std::string find_chromium() {
+    const char* path = std::getenv("PATH");
+    std::stringstream dirs{path != nullptr ? path : "/usr/bin"};
+    for (std::string dir; std::getline(dirs, dir, ':');) {
+        for (const char* name : {"chromium", "chromium-browser"}) {
+            const auto candidate = std::filesystem::path{dir} / name;
+            if (!dir.empty() && ::access(candidate.c_str(), X_OK) == 0) {
+                return candidate.string();
+            }
+        }
+    }
+    return {};
+}
+
+std::size_t occurrences(const std::string& text, const std::string& what) {
+    std::size_t n = 0;
+    for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + what.size())) {
+        ++n;
+    }
+    return n;
+}
+
+// --report-html (issue 18) end to end: three bots named with a hostile prefix, their page opened in headless
+// chromium, whose rendered DOM has the histogram's bars, the progress table and the three bots' rows, the
+// prefix as text and never as an element.
+TEST(BotsCli, HtmlReportRendersInHeadlessChromium) {
+    const auto chromium = find_chromium();
+    if (chromium.empty()) {
+        GTEST_SKIP() << "no chromium on PATH (scripts/setup installs it)";
+    }
+    ecsnet::client::testing::test_server server{200};
+    const auto dir = std::filesystem::temp_directory_path() / ("bots_cli_html_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    const auto page = dir / "report.html";
+    const auto result =
+        run_process({ECSNET_BOTS_BINARY, "--port", std::to_string(server.port()), "--clients", "3",
+                     "--duration", "3", "--name-prefix", "<script>document.title='owned'</script>", "--quiet",
+                     "--report-html", page.string()},
+                    60s);
+    ASSERT_EQ(result.exit_code, 0) << result.out << result.err;
+
+    // --user-data-dir: a profile of its own, not the user's; the deadline bounds a chromium that hangs.
+    const auto dom = run_process({chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                                  "--user-data-dir=" + (dir / "profile").string(), "--dump-dom",
+                                  "file://" + page.string()},
+                                 60s);
+    ASSERT_EQ(dom.exit_code, 0) << dom.err;
+    const auto& html = dom.out;
+    EXPECT_NE(html.find("id=\"latency-histogram\""), std::string::npos) << html;
+    EXPECT_GT(occurrences(html, "<rect class=\"bar\""), 3U) << html;
+    EXPECT_NE(html.find("id=\"progress-table\""), std::string::npos) << html;
+    EXPECT_EQ(occurrences(html, "<tr class=\"bot\">"), 3U) << html;
+    EXPECT_NE(html.find("&lt;script&gt;document.title='owned'&lt;/script&gt;-2"), std::string::npos) << html;
+    EXPECT_EQ(html.find("<script"), std::string::npos) << "the prefix became an element\n" << html;
+    EXPECT_EQ(html.find("<title>owned"), std::string::npos) << html;
+    std::filesystem::remove_all(dir);
+}
+
+// A page that cannot be written: a clear error and exit 2 (the run itself failed: no server), no crash.
+TEST(BotsCli, UnwritableHtmlReportExitsTwoAndSaysWhy) {
+    const auto port = ecsnet::client::testing::unused_port();
+    const auto result =
+        run_process({ECSNET_BOTS_BINARY, "--transport", "tcp", "--port", std::to_string(port), "--clients",
+                     "1", "--duration", "30", "--report-html", "/nonexistent-ecsnet-dir/report.html"},
+                    30s);
+    EXPECT_EQ(result.exit_code, 2) << result.out << result.err;
+    EXPECT_NE(
+        result.err.find("cannot write the HTML report to /nonexistent-ecsnet-dir/report.html: No such file "
+                        "or directory"),
+        std::string::npos)
+        << result.err;
 }
 
 #else

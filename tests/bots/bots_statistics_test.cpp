@@ -223,6 +223,9 @@ TEST(LatencyHistogram, MergeEqualsRecordingEverythingAndDifferenceRecoversTheNew
         merged.reset();
         EXPECT_TRUE(merged.empty());
         EXPECT_EQ(merged.percentile(99.0), 0U);
+        for (std::size_t bucket = 0; bucket < latency_histogram::bucket_count; ++bucket) {
+            ASSERT_EQ(merged.count_in(bucket), 0U) << "reset clears the used range, which is every count";
+        }
     }
 }
 

@@ -124,6 +124,27 @@ TEST_P(BotsSwarmOver, WanderingBotsAreAllWelcomedNeverDesyncAndMoveTheirAvatars)
     // The progress lines: about one per 250 ms.
     EXPECT_GE(std::count(result.progress.begin(), result.progress.end(), '\n'), 8);
     EXPECT_NE(result.progress.find("connected 20/20"), std::string::npos) << result.progress;
+    // What the HTML report draws: a row per bot with its own latencies, the run sample by sample (the last
+    // at the end of the measurement), the merged histogram's bins.
+    ASSERT_EQ(r.bots.size(), 20U);
+    std::uint64_t per_bot_samples = 0;
+    for (const auto& b : r.bots) {
+        EXPECT_EQ(b.phase, bot_phase::connected) << b.name;
+        EXPECT_EQ(b.latency_samples, b.applied) << b.name;
+        EXPECT_LE(b.latency_p50_ms, b.latency_p99_ms) << b.name;
+        EXPECT_TRUE(b.disconnect_reason.empty()) << b.name;
+        per_bot_samples += b.latency_samples;
+    }
+    EXPECT_EQ(per_bot_samples, r.latency.samples);
+    EXPECT_EQ(r.bots[7].name, "bot-7");
+    EXPECT_GE(r.progress.samples().size(), 8U);
+    EXPECT_EQ(r.progress.samples().back().connected, 20U);
+    EXPECT_GT(r.progress.samples().back().at_seconds, 2.5);
+    std::uint64_t binned = 0;
+    for (const auto& bin : r.latency_bins) {
+        binned += bin.count;
+    }
+    EXPECT_EQ(binned, r.latency.samples);
 
     ASSERT_TRUE(before && after);
     EXPECT_GT(std::hypot(after->x - before->x, after->y - before->y), 1.0) << "the avatar moved (>= 4 m/s)";
@@ -224,6 +245,9 @@ TEST(BotsSwarm, AServerThatStopsDropsEveryBotAndEndsTheRun) {
     EXPECT_EQ(r.clients_reached, 10U);
     EXPECT_EQ(r.dropped, 10U);
     EXPECT_EQ(r.disconnects.at("shutdown"), 10U);
+    ASSERT_EQ(r.bots.size(), 10U);
+    EXPECT_EQ(r.bots[3].phase, bot_phase::dropped);
+    EXPECT_EQ(r.bots[3].disconnect_reason, "shutdown: server shutting down") << "the per-bot table says why";
     EXPECT_NE(failures(r).find("10 bots were disconnected during the run (shutdown 10)"), std::string::npos)
         << failures(r);
     EXPECT_NE(result.log.find("(from the server): server shutting down"), std::string::npos) << result.log;

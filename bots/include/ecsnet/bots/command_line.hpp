@@ -15,6 +15,7 @@ namespace ecsnet::bots {
 struct command_line {
     std::optional<swarm_options> options; // set: run with these
     std::string report_path;              // --report, or empty
+    std::string report_html_path;         // --report-html, or empty
     std::string token_file;               // --token-file, or empty
     int exit_code{0};                     // when options is unset
 };

@@ -73,4 +73,18 @@ private:
     std::uint64_t overflow_{0};
 };
 
+/// A coarse bin of a histogram, for drawing it: the samples from low_us to high_us inclusive.
+struct latency_bin {
+    std::uint64_t low_us{};
+    std::uint64_t high_us{};
+    std::uint64_t count{};
+};
+
+/// The histogram in `per_octave` bins per power of two (bin k > 0 holds [2^((k-1)/per_octave),
+/// 2^(k/per_octave)) us, bin 0 the zeros), every bin from the lowest sample's to the highest's, empty ones
+/// included: at most 1 + 32 x per_octave bins whatever the run. A fine bucket goes whole to the bin of its
+/// lowest value. Empty when the histogram is.
+[[nodiscard]] std::vector<latency_bin> coarse_bins(const latency_histogram& histogram,
+                                                   unsigned per_octave = 4);
+
 } // namespace ecsnet::bots

@@ -4,7 +4,8 @@
 // (options.threads), connected gradually over the ramp, measured for the duration, then closed.
 //
 //   t = 0 .. ramp        bot i connects at ramp * i / N
-//   ramp .. ramp + dur   measured; one progress line per progress_interval to `progress` (unless quiet)
+//   ramp .. ramp + dur   measured; one progress sample per progress_interval, kept in report.progress and
+//                        printed as a line to `progress` (unless quiet)
 //   end                  every bot is read (the report's per-bot figures), then closed (Disconnect
 //                        CLIENT_QUIT); the run waits at most close_timeout for them to leave
 //

@@ -26,6 +26,7 @@
 
 #include "bot.hpp"
 #include "latency_histogram.hpp"
+#include "progress_series.hpp"
 #include "statistics.hpp"
 #include "swarm_options.hpp"
 
@@ -92,7 +93,30 @@ struct bot_group {
     distribution bytes_out_per_second;
     distribution connect_ms;
     latency_summary latency;
+    /// The merged latency histogram, coarsened for drawing (coarse_bins).
+    std::vector<latency_bin> latency_bins;
 };
+
+/// One bot's line of the per-bot table (the HTML report's), read at the end of the measurement.
+struct bot_summary {
+    std::string name;
+    bool thin{};
+    bot_phase phase{bot_phase::waiting};
+    std::uint64_t applied{}; // snapshots applied (thin bots: acked)
+    double ticks_applied_ratio{};
+    std::uint64_t desyncs{};
+    double latency_p50_ms{};
+    double latency_p99_ms{};
+    std::uint64_t latency_samples{};
+    std::uint64_t bytes_in{};
+    std::uint64_t bytes_out{};
+    /// Why it ended before the end of the run ("reason: message"); empty when it did not.
+    std::string disconnect_reason;
+};
+
+/// A bot's line from its reading and its own latency histogram.
+[[nodiscard]] bot_summary summarize_bot(std::string name, const bot_reading& reading,
+                                        const latency_histogram& latency);
 
 /// The run: the full bots' figures (the bot_group it is), the thin bots' apart, and the verdict.
 struct swarm_report : bot_group {
@@ -108,6 +132,10 @@ struct swarm_report : bot_group {
 
     /// The thin bots (options.thin of them; all zero without).
     bot_group thin;
+
+    /// Every bot, full ones first (bot_summary), and the run second by second (progress_series).
+    std::vector<bot_summary> bots;
+    progress_series progress;
 
     /// The bots' process (getrusage).
     double cpu_user_seconds{};
