@@ -14,8 +14,10 @@
 // not simulate (another player, a knockback) moved the avatar.
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <numbers>
+#include <string_view>
 
 #include "ecsnet/arena/components.hpp"
 #include "ecsnet/arena/input.hpp"
@@ -80,6 +82,33 @@ inline void move(Transform& t, Mover& m, float dt) noexcept {
 inline void step_avatar(Transform& t, Mover& m, const move_input& input, float dt) noexcept {
     m = avatar_velocity(input);
     move(t, m, dt);
+}
+
+// ---- for the client's predictor (client-sdk prediction.hpp: prediction_rules<Transform>{predict_avatar,
+// position_of, displace}) ---------------------------------------------------------------------------------
+
+/// One tick of the own avatar with the input the client sent for it, as the server will run it. An input
+/// that does not decode, or with a number that is not finite, moves nothing (the server refuses it).
+inline void predict_avatar(Transform& t, std::string_view payload, double dt) {
+    const auto input = decode_move_input(payload);
+    if (!input || !std::isfinite(input->dir_x) || !std::isfinite(input->dir_y) ||
+        !std::isfinite(input->speed)) {
+        return;
+    }
+    Mover velocity;
+    step_avatar(t, velocity, *input, static_cast<float>(dt));
+}
+
+/// Where a Transform is.
+[[nodiscard]] inline std::array<double, 3> position_of(const Transform& t) noexcept {
+    return {t.x, t.y, t.z};
+}
+
+/// A Transform moved by an offset (the visible correction of a misprediction).
+inline void displace(Transform& t, const std::array<double, 3>& offset) noexcept {
+    t.x = static_cast<float>(t.x + offset[0]);
+    t.y = static_cast<float>(t.y + offset[1]);
+    t.z = static_cast<float>(t.z + offset[2]);
 }
 
 } // namespace ecsnet::arena
