@@ -54,6 +54,7 @@ void BM_RollbackReplay10(benchmark::State& state) {
     for (int i = 0; i < 10; ++i) {
         p.advance(walk);
     }
+    p.caught_up();
     for (auto _ : state) {
         p.advance(walk);
         const auto tick = p.newest_tick() - 10;

@@ -119,6 +119,7 @@ public:
                 unacked_.push_back({tick, ++sequence_, payload});
                 predictor_.advance(payload);
             }
+            predictor_.caught_up();
         }
         std::erase_if(unacked_, [this](const sent_input& in) { return in.sequence <= acked_; });
         if (!unacked_.empty() && !dice_.lost(loss)) {

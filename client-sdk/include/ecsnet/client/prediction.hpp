@@ -87,6 +87,7 @@ public:
             predictor_.advance(input);
             ++predicted;
         }
+        predictor_.caught_up();
         report();
         return predicted;
     }

@@ -18,6 +18,9 @@ struct prediction_stats {
     std::uint64_t mispredictions{};
     /// mispredictions over the game time compared, per minute.
     double mispredictions_per_minute{};
+    /// Differences on the ticks a restart caught up with (predicted when the server had already run them or
+    /// was about to: their inputs arrived late), corrected the same way but not counted as mispredictions.
+    std::uint64_t settling_corrections{};
     /// Ticks simulated again by those replays.
     std::uint64_t ticks_replayed{};
     /// Restarts from the server's state without a comparison: the first state, a new avatar, or a server

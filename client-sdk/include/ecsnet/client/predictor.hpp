@@ -81,6 +81,8 @@ public:
     /// Starts (again) from a known state of `tick`.
     void restart(std::uint32_t tick, const State& state) {
         started_ = true;
+        settle_until_.reset();
+        catching_up_ = true;
         newest_ = tick;
         oldest_ = tick;
         slot(tick) = entry{tick, {}, state};
@@ -110,6 +112,17 @@ public:
         ++stats_.ticks_predicted;
     }
 
+    /// After a restart, the ticks predicted up to now (the first catch-up to the run-ahead) were partly in
+    /// the server's past already: their inputs reach it late. A difference on them is a settling correction
+    /// (stats().settling_corrections), not a misprediction. Called by prediction.hpp after its first
+    /// catch-up.
+    void caught_up() noexcept {
+        if (catching_up_) {
+            catching_up_ = false;
+            settle_until_ = newest_;
+        }
+    }
+
     /// The server's state of `tick`. Returns whether it was a misprediction (then rolled back and replayed).
     bool reconcile(std::uint32_t tick, const State& server) {
         if (!started_ || tick > newest_) {
@@ -134,7 +147,12 @@ public:
         const auto error = distance(position_of(at.state), position_of(server));
         const bool mispredicted = error > options_.tolerance;
         at.state = server;
-        if (mispredicted) {
+        if (mispredicted && (catching_up_ || (settle_until_ && tick <= *settle_until_))) {
+            ++stats_.settling_corrections;
+            const auto before = position_of(slot(newest_).state);
+            replay_from(tick);
+            add_offset(before, position_of(slot(newest_).state));
+        } else if (mispredicted) {
             ++stats_.mispredictions;
             stats_.correction_last = error;
             stats_.correction_max = std::max(stats_.correction_max, error);
@@ -225,6 +243,8 @@ private:
     std::uint32_t first_compared_{};
     std::uint32_t last_compared_{};
     double correction_sum_{};
+    bool catching_up_{false};
+    std::optional<std::uint32_t> settle_until_;
     position3 offset_{};
     prediction_stats stats_{};
 };
