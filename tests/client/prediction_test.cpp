@@ -349,3 +349,31 @@ TEST(Prediction, LiveOverUdpWith50MsEachWayAnd5PercentLossNothingIsMispredicted)
 
 } // namespace
 } // namespace ecsnet::client
+
+namespace ecsnet::client {
+namespace {
+
+TEST(Prediction, OverTcpTheInputStatusArrivesAndNothingIsMispredicted) {
+    testing::test_server srv{50};
+    auto options = testing::over(transport_kind::tcp, "tcp-walker");
+    options.prediction = true;
+    client net{arena::replicated_schema(), options};
+    prediction<arena::Transform> walk{net, {&arena::predict_avatar, &arena::position_of, &arena::displace}};
+    net.connect("127.0.0.1", srv.port());
+    ASSERT_TRUE(testing::poll_until(net, [&] { return net.own_entity() != null_entity; }));
+    const auto started = std::chrono::steady_clock::now();
+    while (std::chrono::steady_clock::now() - started < std::chrono::milliseconds{2500}) {
+        net.poll();
+        const bool walking = std::chrono::steady_clock::now() - started > std::chrono::seconds{1};
+        walk.update(arena::encode(walking ? arena::move_input{0, 0.0F, 1.0F, 3.0F} : arena::move_input{}));
+        std::this_thread::sleep_for(std::chrono::milliseconds{2});
+    }
+    const auto s = net.stats();
+    EXPECT_TRUE(s.input_status_tick.has_value()) << "the server sends InputStatus over TCP too";
+    EXPECT_GT(s.prediction.ticks_compared, 30U);
+    EXPECT_EQ(s.prediction.mispredictions, 0U) << "largest correction " << s.prediction.correction_max;
+    EXPECT_EQ(net.state(), client_state::connected);
+}
+
+} // namespace
+} // namespace ecsnet::client
