@@ -101,8 +101,8 @@ bot::bot(asio::io_context& io, std::size_t index, bool thin, const swarm_options
 }
 
 bot::~bot() {
-    client_.reset(); // no callback runs once this returns
-    prediction_.reset();
+    prediction_.reset(); // unhooks from the client, which must still exist
+    client_.reset();     // no callback runs once this returns
 }
 
 void bot::connect() {

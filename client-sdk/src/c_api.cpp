@@ -73,7 +73,11 @@ struct ecsnet_client {
     entity_callback on_created, on_changed, on_destroyed;
     // Gathered during poll(), handed to the callbacks after it (net ids: local entities may be gone).
     std::vector<ecsnet_entity_id> created, changed, destroyed;
-    // Prediction (options.prediction): destroyed after sdk, whose snapshots it reconciles.
+    ~ecsnet_client() { predicted.reset(); } // it unhooks from sdk, which must still exist
+    ecsnet_client(const ecsnet_client&) = delete;
+    ecsnet_client& operator=(const ecsnet_client&) = delete;
+
+    // Prediction (options.prediction): reconciles sdk's snapshots; destroyed first (the destructor).
     std::unique_ptr<ecsnet::client::prediction<ecsnet::arena::Transform>> predicted;
     std::string steering{ecsnet::arena::encode(ecsnet::arena::move_input{})}; // the newest move, predicting
     // Last: destroyed first, while the vectors its registry's signals write to still exist.

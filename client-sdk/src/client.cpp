@@ -182,7 +182,7 @@ void client::on_disconnected(std::function<void(const disconnect_info&)> callbac
 }
 
 void client::on_snapshot_first(std::function<void(const proto::applied_snapshot&)> callback) {
-    session_->on_snapshot_first_ = std::move(callback);
+    session_->set_snapshot_first(std::move(callback));
 }
 
 void client::on_snapshot_refused(std::function<void(const proto::error&)> callback) {

@@ -86,8 +86,13 @@ public:
     // Set before connect() (client.hpp).
     std::function<void()> on_connected_;
     std::function<void(const proto::applied_snapshot&)> on_snapshot_;
-    // Called before on_snapshot_ (prediction.hpp reconciles there).
+    // Called before on_snapshot_ (prediction.hpp reconciles there). Set under the callback lock: a
+    // prediction removes it when destroyed, possibly while the client's thread applies snapshots.
     std::function<void(const proto::applied_snapshot&)> on_snapshot_first_;
+    void set_snapshot_first(std::function<void(const proto::applied_snapshot&)> callback) {
+        std::lock_guard lock{callback_mutex_};
+        on_snapshot_first_ = std::move(callback);
+    }
     std::function<void(const disconnect_info&)> on_disconnected_;
     std::function<void(const proto::error&)> on_refused_;
 

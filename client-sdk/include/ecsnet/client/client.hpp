@@ -200,7 +200,8 @@ public:
     /// checksum_mismatch (a desync: the message names the tick; a full state is requested) or
     /// unknown_baseline.
     void on_snapshot_refused(std::function<void(const proto::error&)> callback);
-    /// Used by prediction.hpp: called after a snapshot is applied, before on_snapshot's callback.
+    /// Used by prediction.hpp: called after a snapshot is applied, before on_snapshot's callback. May be set
+    /// or removed (an empty function) at any time, from any thread.
     void on_snapshot_first(std::function<void(const proto::applied_snapshot&)> callback);
 
     /// The strand every handler of this client runs on.

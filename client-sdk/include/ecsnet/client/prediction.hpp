@@ -27,7 +27,7 @@
 // With client_options::prediction off, update() sends the input once per server tick, for the tick the client
 // sees (no lead), and visible() is the server's state: a game can switch prediction off without another code
 // path. Threading: like the mirror (modes 1 and 2: the thread that calls poll(); mode 3: the client's
-// strand). Create it before connect(); it takes client::on_snapshot_first.
+// strand). Create it before connect(), destroy it before the client; it takes client::on_snapshot_first.
 
 #include <cstdint>
 #include <optional>
@@ -47,6 +47,9 @@ public:
         , margin_{options.initial_margin_ticks} {
         net.on_snapshot_first([this](const proto::applied_snapshot& applied) { on_snapshot(applied); });
     }
+    /// Unhooks from the client (which must still exist: destroy the prediction first, as declaring it after
+    /// the client does).
+    ~prediction() { net_->on_snapshot_first({}); }
     prediction(const prediction&) = delete;
     prediction& operator=(const prediction&) = delete;
 
