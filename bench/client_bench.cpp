@@ -1,4 +1,4 @@
-// Client SDK benchmark on the standard scene (proto/include/ecsnet/arena/scene.hpp: 10,000 entities, 30 Hz,
+// Client SDK benchmark on the standard scene (arena/include/ecsnet/arena/scene.hpp: 10,000 entities, 30 Hz,
 // 20% moving): what interpolation costs a client on top of mirroring the world.
 //
 // Ten seconds of the scene (300 ticks) are captured and encoded once, as the server would send them to a

@@ -1,4 +1,4 @@
-// Replication benchmark on the standard scene (proto/include/ecsnet/arena/scene.hpp): 10,000 entities in a
+// Replication benchmark on the standard scene (arena/include/ecsnet/arena/scene.hpp): 10,000 entities in a
 // 2 km x 2 km arena, 30 ticks a second; each tick 20% move, 1% change health, 0.1% spawn, 0.1% despawn.
 //
 // The world is simulated for one hour (108,000 ticks, without replication) before anything is measured, so

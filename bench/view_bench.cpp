@@ -1,4 +1,4 @@
-// Interest-managed views (issue 15) on the standard scene (proto/include/ecsnet/arena/scene.hpp): 10,000
+// Interest-managed views (issue 15) on the standard scene (arena/include/ecsnet/arena/scene.hpp): 10,000
 // entities in a 2 km x 2 km arena at 30 Hz, warmed up as replication_bench does (ECSNET_BENCH_WARMUP_TICKS,
 // one hour by default) so that ticks and generations have their running-server sizes.
 //

@@ -19,13 +19,15 @@ set_target_properties(ecsnet_warnings PROPERTIES EXPORT_NAME warnings)
 
 # The client links the UDP transport (and, through it, libsodium's pkg-config target: the package's config
 # finds it again on the consumer's machine).
-install(TARGETS ecsnet_ecs ecsnet_proto_messages ecsnet_codec ecsnet_transport ecsnet_client ecsnet_warnings
+install(TARGETS ecsnet_ecs ecsnet_proto_messages ecsnet_codec ecsnet_arena ecsnet_transport ecsnet_client ecsnet_warnings
     EXPORT ecsnetTargets
     ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
     LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/ecs/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/proto/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+# The demo game's headers (ecsnet::arena): the examples and the C API's demo helpers use them.
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/arena/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/transport/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/client-sdk/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(DIRECTORY ${PROJECT_BINARY_DIR}/proto/generated/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}

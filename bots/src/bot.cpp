@@ -2,6 +2,7 @@
 
 #include <ecsnet/arena/components.hpp>
 #include <ecsnet/arena/input.hpp>
+#include <ecsnet/arena/movement.hpp>
 
 namespace ecsnet::bots {
 
@@ -35,6 +36,7 @@ client::client_options client_options_for(std::size_t index, bool thin, const sw
     if (position < options.tokens.size()) {
         out.connect_token = options.tokens[position];
     }
+    out.prediction = options.predict && !thin;
     out.simulator = options.simulator;
     out.simulator.seed = bot_seed(options.simulator.seed, position); // each bot its own losses
     out.connect_timeout = options.connect_timeout;
@@ -87,6 +89,11 @@ bot::bot(asio::io_context& io, std::size_t index, bool thin, const swarm_options
     , behaviour_{options.behaviour, bot_seed(options.seed, overall(index, thin, options))}
     , client_{std::make_unique<client::client>(io, arena::replicated_schema(),
                                                client_options_for(index, thin, options))} {
+    if (options.predict && !thin) {
+        prediction_ = std::make_unique<client::prediction<arena::Transform>>(
+            *client_, client::prediction_rules<arena::Transform>{&arena::predict_avatar, &arena::position_of,
+                                                                 &arena::displace});
+    }
     client_->on_connected([this] { handle_connected(); });
     client_->on_snapshot([this](const proto::applied_snapshot& applied) { handle_snapshot(applied); });
     client_->on_snapshot_refused([this](const proto::error& error) { handle_refused(error); });
@@ -94,7 +101,8 @@ bot::bot(asio::io_context& io, std::size_t index, bool thin, const swarm_options
 }
 
 bot::~bot() {
-    client_.reset(); // no callback runs once this returns
+    prediction_.reset(); // unhooks from the client, which must still exist
+    client_.reset();     // no callback runs once this returns
 }
 
 void bot::connect() {
@@ -174,7 +182,15 @@ void bot::handle_snapshot(const proto::applied_snapshot& applied) {
     counters_->snapshots_applied.fetch_add(1, std::memory_order_relaxed);
 
     const auto* own = client_->registry().try_get<arena::Transform>(client_->own_entity());
-    if (const auto input = behaviour_.next(applied.tick, own)) {
+    const auto input = behaviour_.next(applied.tick, own);
+    if (prediction_) {
+        // Predicting: the newest decision goes with every tick the bot moves into (one per snapshot, more
+        // after a lost one), each for its tick.
+        if (input) {
+            steering_ = arena::encode(*input);
+        }
+        prediction_->update(steering_);
+    } else if (input) {
         static_cast<void>(client_->send_input(arena::encode(*input))); // refusals are counted in stats()
     }
 }
@@ -253,6 +269,8 @@ bot_reading bot::read(steady::time_point now, latency_histogram* latency) const 
     out.packets_lost = stats.packets_lost;
     out.resends = stats.resends;
     out.inputs_overflowed = stats.inputs_overflowed;
+    out.ticks_compared = stats.prediction.ticks_compared;
+    out.mispredictions = stats.prediction.mispredictions;
     out.thin = thin_;
     return out;
 }

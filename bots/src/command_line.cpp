@@ -68,6 +68,9 @@ command_line parse_command_line(int argc, const char* const* argv, std::ostream&
                    "bots are named <prefix>-<index>, <prefix>-thin-<index>")
         ->capture_default_str();
     app.add_flag("--quiet", options.quiet, "no progress lines (the final summary is still printed)");
+    app.add_flag("--predict", options.predict,
+                 "full bots predict their avatar ahead of the server (client-side prediction) and report "
+                 "their mispredictions");
     app.add_option("--connect-timeout", connect_timeout,
                    "seconds a bot has to connect, and then to be welcomed")
         ->check(CLI::Range(0.1, 600.0))

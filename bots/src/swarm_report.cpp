@@ -193,6 +193,13 @@ void add_group(bot_group& group, const std::vector<const bot_reading*>& readings
         group.packets_lost += r.packets_lost;
         group.resends += r.resends;
         group.inputs_overflowed += r.inputs_overflowed;
+        group.ticks_compared += r.ticks_compared;
+        group.mispredictions += r.mispredictions;
+        if (r.tick_rate > 0 && group.ticks_compared > 0) {
+            group.mispredictions_per_minute = static_cast<double>(group.mispredictions) * 60.0 *
+                                              static_cast<double>(r.tick_rate) /
+                                              static_cast<double>(group.ticks_compared);
+        }
         if (!r.welcomed) {
             ++group.connect_failures;
             std::string reason;
@@ -363,6 +370,9 @@ std::string to_json(const swarm_report& r) {
     json.end_object();
 
     json.member("desyncs", r.desyncs);
+    json.member("ticks_compared", r.ticks_compared);
+    json.member("mispredictions", r.mispredictions);
+    json.member("mispredictions_per_minute", r.mispredictions_per_minute);
     json.member("desynced_bots", r.desynced_bots);
     json.member("snapshots_refused", r.snapshots_refused);
     json.member("full_states_received", r.full_states);
@@ -438,6 +448,12 @@ void print_summary(std::ostream& out, const swarm_report& r) {
     row("dropped during the run",
         r.dropped == 0 ? "0" : format("%zu (", r.dropped) + tally(r.disconnects) + ")");
     row("desyncs", format("%llu in %zu bots", static_cast<unsigned long long>(r.desyncs), r.desynced_bots));
+    if (r.ticks_compared > 0) {
+        row("mispredictions",
+            format("%llu in %llu ticks compared (%.2f per bot-minute)",
+                   static_cast<unsigned long long>(r.mispredictions),
+                   static_cast<unsigned long long>(r.ticks_compared), r.mispredictions_per_minute));
+    }
     if (r.clients_reached == 0) {
         row("per-bot figures", r.clients_requested == 0 ? "none: no full bot" : "none: no bot was welcomed");
     } else {

@@ -21,7 +21,9 @@
 
 #include <ecsnet/arena/components.hpp>
 #include <ecsnet/arena/input.hpp>
+#include <ecsnet/arena/movement.hpp>
 #include <ecsnet/client/client.hpp>
+#include <ecsnet/client/prediction.hpp>
 
 namespace {
 
@@ -52,6 +54,9 @@ int main(int argc, char** argv) {
                  "do the network work on a thread of the client's own (RTT then excludes "
                  "the frame time)");
     app.add_flag("--tcp", tcp, "connect over TCP rather than UDP");
+    bool predict = false;
+    app.add_flag("--predict", predict,
+                 "predict the avatar ahead of the server (client-side prediction; docs/client.md)");
     app.add_option("--token", token,
                    "a connect token in base64 (ecsnet-token issue); without one, a development token for "
                    "--host:--port (a server run with --insecure-dev)");
@@ -68,7 +73,11 @@ int main(int argc, char** argv) {
     options.mode = threaded ? ecsnet::client::threading::own_thread : ecsnet::client::threading::poll;
     options.transport = tcp ? ecsnet::client::transport_kind::tcp : ecsnet::client::transport_kind::udp;
     options.connect_token = token; // over UDP it names the server: host and port are then unused
+    options.prediction = predict;
     ecsnet::client::client net{ecsnet::arena::replicated_schema(), options};
+    // With --predict it sends the move for each tick and runs the avatar ahead; without, it only sends.
+    ecsnet::client::prediction<Transform> me_ahead{
+        net, {&ecsnet::arena::predict_avatar, &ecsnet::arena::position_of, &ecsnet::arena::displace}};
     net.on_connected([&net] {
         std::printf("connected as client %u, tick rate %u Hz\n", net.client_id(), net.tick_rate());
     });
@@ -98,7 +107,12 @@ int main(int argc, char** argv) {
             net.close(interrupted.load() ? "interrupted" : "done");
             continue;
         }
-        if (state == ecsnet::client::client_state::connected && now >= next_input) {
+        if (state == ecsnet::client::client_state::connected && predict) {
+            const double heading = elapsed * speed / radius;
+            me_ahead.update(ecsnet::arena::encode(
+                ecsnet::arena::move_input{0, static_cast<float>(std::cos(heading)),
+                                          static_cast<float>(std::sin(heading)), static_cast<float>(speed)}));
+        } else if (state == ecsnet::client::client_state::connected && now >= next_input) {
             // Heading along the circle's tangent: turning at speed / radius radians per second.
             const double heading = elapsed * speed / radius;
             ecsnet::arena::move_input move;
@@ -120,6 +134,13 @@ int main(int argc, char** argv) {
                         static_cast<double>(stats.rtt_smoothed.count()) / 1000.0,
                         stats.bytes_in_per_second / 1000.0, stats.bytes_out_per_second / 1000.0,
                         stats.snapshots_per_second, stats.packet_loss * 100.0);
+            if (predict) {
+                const auto ahead = me_ahead.visible();
+                std::printf("  predicted (%.2f, %.2f), %lld ticks ahead, %llu mispredictions\n",
+                            ahead ? ahead->x : 0.0F, ahead ? ahead->y : 0.0F,
+                            static_cast<long long>(stats.prediction.ticks_ahead),
+                            static_cast<unsigned long long>(stats.prediction.mispredictions));
+            }
             std::fflush(stdout);
         }
         std::this_thread::sleep_for(frame);

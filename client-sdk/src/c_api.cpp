@@ -12,6 +12,8 @@
 #include <cmath>
 #include <cstring>
 #include <exception>
+#include <iterator>
+#include <memory>
 #include <new>
 #include <numbers>
 #include <optional>
@@ -22,7 +24,9 @@
 
 #include "ecsnet/arena/components.hpp"
 #include "ecsnet/arena/input.hpp"
+#include "ecsnet/arena/movement.hpp"
 #include "ecsnet/client/client.hpp"
+#include "ecsnet/client/prediction.hpp"
 
 #ifndef ECSNET_VERSION_STRING
 #error "ECSNET_VERSION_STRING is set by client-sdk/CMakeLists.txt"
@@ -53,6 +57,12 @@ struct ecsnet_client {
         watch_changes<ecsnet::arena::Transform>();
         watch_changes<ecsnet::arena::Health>();
         watch_changes<ecsnet::arena::Kind>();
+        if (sdk.options().prediction) {
+            predicted = std::make_unique<ecsnet::client::prediction<ecsnet::arena::Transform>>(
+                sdk,
+                ecsnet::client::prediction_rules<ecsnet::arena::Transform>{
+                    &ecsnet::arena::predict_avatar, &ecsnet::arena::position_of, &ecsnet::arena::displace});
+        }
     }
 
     static ecsnet_entity_id to_c(const ecsnet::proto::net_id& id) noexcept {
@@ -63,6 +73,13 @@ struct ecsnet_client {
     entity_callback on_created, on_changed, on_destroyed;
     // Gathered during poll(), handed to the callbacks after it (net ids: local entities may be gone).
     std::vector<ecsnet_entity_id> created, changed, destroyed;
+    ~ecsnet_client() { predicted.reset(); } // it unhooks from sdk, which must still exist
+    ecsnet_client(const ecsnet_client&) = delete;
+    ecsnet_client& operator=(const ecsnet_client&) = delete;
+
+    // Prediction (options.prediction): reconciles sdk's snapshots; destroyed first (the destructor).
+    std::unique_ptr<ecsnet::client::prediction<ecsnet::arena::Transform>> predicted;
+    std::string steering{ecsnet::arena::encode(ecsnet::arena::move_input{})}; // the newest move, predicting
     // Last: destroyed first, while the vectors its registry's signals write to still exist.
     ecsnet::client::client sdk;
 
@@ -367,6 +384,7 @@ ecsnet_result ecsnet_client_create(const ecsnet_client_options* options, ecsnet_
         if (given.protocol_id != 0) {
             sdk_options.protocol_id = given.protocol_id;
         }
+        sdk_options.prediction = given.prediction != 0;
         sdk_options.mode = ecsnet::client::threading::poll; // a C caller drives it with ecsnet_client_poll()
         *out = new ecsnet_client{std::move(sdk_options)};
         return ECSNET_OK;
@@ -431,6 +449,9 @@ ecsnet_result ecsnet_client_poll(ecsnet_client* client, size_t* snapshots_applie
         c.changed.clear();
         c.destroyed.clear();
         const auto applied = c.sdk.poll();
+        if (c.predicted) {
+            c.predicted->update(c.steering); // each new tick: the newest move sent for it, and predicted
+        }
         if (snapshots_applied != nullptr) {
             *snapshots_applied = applied;
         }
@@ -750,11 +771,28 @@ ecsnet_result ecsnet_entity_get_double_by_name(ecsnet_client* client, ecsnet_ent
     return ecsnet_entity_get_double(client, entity, component_id, field_id, value);
 }
 
-ecsnet_result ecsnet_entity_get_predicted_double(ecsnet_client* client, ecsnet_entity_id, uint32_t, uint32_t,
-                                                 double*) {
-    // Prediction is another part of issue 17: until it lands, the entry point exists and says so.
-    return guarded(client, [](ecsnet_client& c) {
-        return fail(&c, ECSNET_ERROR_UNSUPPORTED, "client-side prediction is not implemented yet");
+ecsnet_result ecsnet_entity_get_predicted_double(ecsnet_client* client, ecsnet_entity_id entity,
+                                                 uint32_t component, uint32_t field, double* value) {
+    double server = 0.0;
+    if (const auto read = ecsnet_entity_get_double(client, entity, component, field, &server);
+        read != ECSNET_OK) {
+        return read;
+    }
+    return guarded(client, [&](ecsnet_client& c) {
+        *value = server;
+        const auto own = c.sdk.own_net_entity();
+        std::uint32_t transform = 0;
+        if (!c.predicted || !own || ecsnet_component_id(&c, "Transform", &transform) != ECSNET_OK ||
+            component != transform || entity != ecsnet_client::to_c(ecsnet::proto::net_id{*own})) {
+            return ECSNET_OK;
+        }
+        if (const auto visible = c.predicted->visible()) {
+            const double fields[] = {visible->x, visible->y, visible->z, visible->yaw};
+            if (field < std::size(fields)) {
+                *value = fields[field];
+            }
+        }
+        return ECSNET_OK;
     });
 }
 
@@ -812,6 +850,12 @@ ecsnet_result ecsnet_arena_encode_move(uint32_t target, float dir_x, float dir_y
 ecsnet_result ecsnet_client_send_move(ecsnet_client* client, float dir_x, float dir_y, float speed) {
     unsigned char bytes[ECSNET_ARENA_MOVE_INPUT_SIZE];
     ecsnet_arena_encode_move(0, dir_x, dir_y, speed, bytes, sizeof bytes);
+    if (client != nullptr && client->predicted &&
+        client->sdk.state() == ecsnet::client::client_state::connected) {
+        // Predicting: ecsnet_client_poll() sends it for each tick it predicts.
+        client->steering.assign(reinterpret_cast<const char*>(bytes), sizeof bytes);
+        return ECSNET_OK;
+    }
     return ecsnet_client_send_input(client, bytes, sizeof bytes);
 }
 
@@ -855,6 +899,11 @@ ecsnet_result ecsnet_client_get_stats(ecsnet_client* client, ecsnet_stats* stats
         full.packets_sent = sdk.packets_sent;
         full.packets_received = sdk.packets_received;
         full.packets_lost = sdk.packets_lost;
+        full.prediction_ticks_compared = sdk.prediction.ticks_compared;
+        full.mispredictions = sdk.prediction.mispredictions;
+        full.mispredictions_per_minute = sdk.prediction.mispredictions_per_minute;
+        full.correction_max = sdk.prediction.correction_max;
+        full.predicted_ticks_ahead = sdk.prediction.ticks_ahead;
         // An older caller's shorter struct gets the fields it knows.
         std::memcpy(stats, &full, std::min(stats->struct_size, sizeof(full)));
         return ECSNET_OK;

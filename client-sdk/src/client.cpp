@@ -87,6 +87,23 @@ bool client::send_input(std::string_view payload) {
     return session_->send_input(payload);
 }
 
+bool client::send_input(std::string_view payload, std::uint32_t client_tick) {
+    return session_->send_input(payload, client_tick);
+}
+
+std::uint32_t client::lead_tick(double margin_ticks) const {
+    const auto s = stats();
+    const auto rate = static_cast<double>(std::max<std::uint32_t>(tick_rate(), 1));
+    const auto half_rtt_us = static_cast<double>(s.rtt_smoothed.count()) / 2.0;
+    const auto server_now_us = static_cast<double>(std::max<std::int64_t>(server_time_us(), 0));
+    const double tick = (server_now_us + half_rtt_us) * rate / 1e6 + 1.0 + std::max(margin_ticks, 0.0);
+    return static_cast<std::uint32_t>(std::min(tick, 4.0e9));
+}
+
+void client::report_prediction(const prediction_stats& stats) {
+    session_->status().update([&stats](client_stats& s) { s.prediction = stats; });
+}
+
 void client::set_simulator(const transport::sim_config& config) {
     session_->simulate(config);
 }
@@ -162,6 +179,10 @@ void client::on_snapshot(std::function<void(const proto::applied_snapshot&)> cal
 
 void client::on_disconnected(std::function<void(const disconnect_info&)> callback) {
     session_->on_disconnected_ = std::move(callback);
+}
+
+void client::on_snapshot_first(std::function<void(const proto::applied_snapshot&)> callback) {
+    session_->set_snapshot_first(std::move(callback));
 }
 
 void client::on_snapshot_refused(std::function<void(const proto::error&)> callback) {

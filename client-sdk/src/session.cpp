@@ -90,7 +90,7 @@ void session::close(std::string message) {
     });
 }
 
-bool session::send_input(std::string_view payload) {
+bool session::send_input(std::string_view payload, std::optional<std::uint32_t> client_tick) {
     const auto refuse = [this] {
         status_.update([](client_stats& s) { ++s.inputs_refused; });
         return false;
@@ -102,7 +102,7 @@ bool session::send_input(std::string_view payload) {
         unsent_.load(std::memory_order_relaxed) > options_.max_unsent_bytes) {
         return refuse();
     }
-    run_on_strand([self = shared_from_this(), bytes = std::string{payload},
+    run_on_strand([self = shared_from_this(), bytes = std::string{payload}, client_tick,
                    session = session_atomic_.load(std::memory_order_relaxed)]() mutable {
         if (!self->active_ || self->phase_ != client_state::connected || session != self->session_) {
             self->status_.update([](client_stats& s) { ++s.inputs_refused; });
@@ -110,7 +110,8 @@ bool session::send_input(std::string_view payload) {
         }
         v1::Envelope envelope;
         auto& input = *envelope.mutable_input();
-        input.set_client_tick(self->status_.estimated_server_tick(steady::now()));
+        input.set_client_tick(client_tick ? *client_tick
+                                          : self->status_.estimated_server_tick(steady::now()));
         input.set_sequence(++self->input_sequence_);
         input.set_payload(std::move(bytes));
         self->send(outgoing::input, envelope);
@@ -256,6 +257,7 @@ void session::on_open() {
     last_receive_ = steady::now();
     auto hello = proto::make_client_hello(schema_->layout(), hello_token_, options_.name);
     hello.mutable_client_hello()->set_max_receive_kbps(options_.max_receive_kbps);
+    hello.mutable_client_hello()->set_wants_input_status(options_.prediction);
     send(outgoing::hello, hello);
     handshake_timer_.expires_after(options_.handshake_timeout);
     handshake_timer_.async_wait(guarded([](session& self, const asio::error_code& ec) {
@@ -328,6 +330,13 @@ void session::on_envelope(v1::Envelope& message) {
     case v1::Envelope::kPong:
         on_pong(message.pong());
         return;
+    case v1::Envelope::kInputStatus:
+        if (!options_.prediction) {
+            end(disconnect_reason::protocol_error, false, "InputStatus the client did not ask for", true);
+            return;
+        }
+        on_input_status(message.input_status());
+        return;
     case v1::Envelope::kPing: {
         v1::Envelope pong;
         pong.mutable_pong()->set_ping_sent_us(message.ping().sent_us());
@@ -399,6 +408,20 @@ void session::on_pong(const v1::Pong& pong) {
     const auto server =
         static_cast<std::int64_t>(std::min<std::uint64_t>(pong.responder_time_us(), INT64_MAX));
     status_.on_pong(sent, now, server);
+}
+
+// Over UDP statuses may arrive out of order: the newest tick wins.
+void session::on_input_status(const v1::InputStatus& status) {
+    status_.update([&status](client_stats& s) {
+        if (s.input_status_tick && status.tick() <= *s.input_status_tick) {
+            return;
+        }
+        s.input_status_tick = status.tick();
+        s.input_lead_ticks =
+            status.has_lead_ticks() ? std::optional<std::int32_t>{status.lead_ticks()} : std::nullopt;
+        s.input_applied_sequence = status.applied_sequence();
+        s.inputs_ran_dry = status.ran_dry();
+    });
 }
 
 // Pings, and the client's side of the idle timeout.
@@ -514,6 +537,9 @@ void session::apply_snapshot(std::uint64_t session, std::string_view envelope) {
         return;
     }
     if (outcome.what == snapshot_outcome::kind::applied) {
+        if (on_snapshot_first_) {
+            on_snapshot_first_(outcome.applied);
+        }
         if (on_snapshot_) {
             on_snapshot_(outcome.applied);
         }

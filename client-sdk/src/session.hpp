@@ -48,7 +48,8 @@ public:
     bool connect(std::string host, std::uint16_t port);
     bool connect(std::string_view token);
     void close(std::string message);
-    bool send_input(std::string_view payload);
+    bool send_input(std::string_view payload, std::optional<std::uint32_t> client_tick = std::nullopt);
+    [[nodiscard]] client_status& status() noexcept { return status_; }
     void simulate(const transport::sim_config& config);
     [[nodiscard]] const client_status& status() const noexcept { return status_; }
 
@@ -85,6 +86,13 @@ public:
     // Set before connect() (client.hpp).
     std::function<void()> on_connected_;
     std::function<void(const proto::applied_snapshot&)> on_snapshot_;
+    // Called before on_snapshot_ (prediction.hpp reconciles there). Set under the callback lock: a
+    // prediction removes it when destroyed, possibly while the client's thread applies snapshots.
+    std::function<void(const proto::applied_snapshot&)> on_snapshot_first_;
+    void set_snapshot_first(std::function<void(const proto::applied_snapshot&)> callback) {
+        std::lock_guard lock{callback_mutex_};
+        on_snapshot_first_ = std::move(callback);
+    }
     std::function<void(const disconnect_info&)> on_disconnected_;
     std::function<void(const proto::error&)> on_refused_;
 
@@ -124,6 +132,7 @@ private:
     void on_snapshot_message(std::string_view envelope, bool ordered);
     void on_welcome(const v1::ServerWelcome& welcome);
     void on_pong(const v1::Pong& pong);
+    void on_input_status(const v1::InputStatus& status);
     void heartbeat();
     /// Ends the session: records why, closes the connection (telling the server when asked), and hands
     /// the news to the apply side.

@@ -126,6 +126,8 @@ std::string_view message_name(const v1::Envelope& envelope) noexcept {
         return "pong";
     case v1::Envelope::kViewSnapshot:
         return "view_snapshot";
+    case v1::Envelope::kInputStatus:
+        return "input_status";
     case v1::Envelope::MESSAGE_NOT_SET:
         break;
     }

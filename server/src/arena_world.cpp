@@ -6,6 +6,7 @@
 #include <vector>
 
 #include <ecsnet/arena/input.hpp>
+#include <ecsnet/arena/movement.hpp>
 
 namespace ecsnet::server {
 
@@ -16,7 +17,7 @@ using arena::Transform;
 
 namespace {
 
-constexpr double edge = arena::arena_half_extent - 1.0;
+constexpr double edge = arena::movement_edge;
 constexpr double moving_fraction = 0.20;
 constexpr double min_speed = 1.0;
 constexpr double max_speed = 8.0;
@@ -36,11 +37,6 @@ double unit(std::uint64_t seed, std::uint64_t tick, entity e, std::uint64_t purp
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
     z ^= z >> 31;
     return static_cast<double>(z >> 11) * 0x1.0p-53;
-}
-
-float heading_of(const Mover& m) noexcept {
-    const double a = std::atan2(m.vy, m.vx);
-    return static_cast<float>(a < 0 ? a + 2.0 * std::numbers::pi : a);
 }
 
 Mover moving(double heading, double speed) noexcept {
@@ -88,7 +84,7 @@ entity arena_world::spawn_npc() {
         const auto m =
             moving(random_.uniform(0.0, 2.0 * std::numbers::pi), random_.uniform(min_speed, max_speed));
         registry_.emplace<Mover>(e, m);
-        registry_.get<Transform>(e).yaw = heading_of(m);
+        registry_.get<Transform>(e).yaw = arena::heading_of(m);
     }
     return e;
 }
@@ -111,28 +107,12 @@ void arena_world::build_systems() {
             });
         });
 
-    // Every mover moves, bounces off the edges and faces where it goes. The hot system.
+    // Every mover moves, bounces off the edges and faces where it goes (arena/movement.hpp: the rule the
+    // client's predictor runs too). The hot system.
     scheduler_->add("move", ecsnet::system<writes<Transform, Mover>, per_entity, owning_group>{},
                     [](auto& ctx) {
                         const auto dt = static_cast<float>(ctx.tick().delta_seconds);
-                        ctx.parallel_each([dt](Transform& t, Mover& m) {
-                            if (m.vx == 0.0F && m.vy == 0.0F) {
-                                return;
-                            }
-                            float x = t.x + m.vx * dt;
-                            float y = t.y + m.vy * dt;
-                            if (std::fabs(x) > edge) {
-                                m.vx = -m.vx;
-                                x = std::clamp(x, static_cast<float>(-edge), static_cast<float>(edge));
-                            }
-                            if (std::fabs(y) > edge) {
-                                m.vy = -m.vy;
-                                y = std::clamp(y, static_cast<float>(-edge), static_cast<float>(edge));
-                            }
-                            t.x = x;
-                            t.y = y;
-                            t.yaw = heading_of(m);
-                        });
+                        ctx.parallel_each([dt](Transform& t, Mover& m) { arena::move(t, m, dt); });
                     });
 
     // 1% of the entities gain or lose up to 25 health.
@@ -201,8 +181,11 @@ void arena_world::build_systems() {
 
 entity arena_world::client_joined(client_id client, std::string_view) {
     const auto e = registry_.create();
-    registry_.emplace<Transform>(e, static_cast<float>(random_.uniform(-edge, edge)),
-                                 static_cast<float>(random_.uniform(-edge, edge)), 0.0F, 0.0F);
+    // On the position grid, like everything movement.hpp moves: the client's predictor starts from exactly
+    // it.
+    registry_.emplace<Transform>(e, arena::on_position_grid(static_cast<float>(random_.uniform(-edge, edge))),
+                                 arena::on_position_grid(static_cast<float>(random_.uniform(-edge, edge))),
+                                 0.0F, 0.0F);
     registry_.emplace<Health>(e, std::uint16_t{100});
     registry_.emplace<Kind>(e, avatar_kind);
     registry_.emplace<Mover>(e, 0.0F, 0.0F);
@@ -234,15 +217,7 @@ std::optional<std::string> arena_world::apply_input(client_id client, entity ava
     if (!std::isfinite(move->dir_x) || !std::isfinite(move->dir_y) || !std::isfinite(move->speed)) {
         return "input with a non-finite number";
     }
-    const double length = std::hypot(move->dir_x, move->dir_y);
-    const double speed =
-        std::clamp(static_cast<double>(move->speed), 0.0, static_cast<double>(arena::max_avatar_speed));
-    if (length < 1e-6 || speed == 0.0) {
-        registry_.replace<Mover>(avatar, 0.0F, 0.0F);
-        return std::nullopt;
-    }
-    registry_.replace<Mover>(avatar, static_cast<float>(move->dir_x / length * speed),
-                             static_cast<float>(move->dir_y / length * speed));
+    registry_.replace<Mover>(avatar, arena::avatar_velocity(*move)); // arena/movement.hpp, as predicted
     return std::nullopt;
 }
 

@@ -22,7 +22,6 @@ using clock = std::chrono::steady_clock;
 
 namespace {
 
-constexpr std::size_t max_inputs_per_tick = 32;
 constexpr std::size_t max_input_payload = 1024;
 
 connection_limits limits_from(const server_options& options) {
@@ -455,23 +454,27 @@ void game_server::schedule_tick(clock::time_point at) {
 void game_server::tick() {
     const auto started = clock::now();
 
-    // 1. Inputs received since the last tick, each client's to its own avatar only.
-    connections_.for_each([this, started](client_link& c) {
+    // 1. The inputs for this tick (input_buffer.hpp), each client's to its own avatar only.
+    const auto this_tick = tick_ + 1; // the tick this step produces
+    connections_.for_each([this, started, this_tick](client_link& c) {
         auto& s = c.state();
         if (s.state != session::phase::playing) {
             return;
         }
-        for (auto& [input, payload] : s.inputs) {
-            input.payload = payload;
-            metrics_.inputs.add();
+        const bool dry = s.inputs.take(this_tick, [&](const client_input& input) {
+            if (!input.repeated) {
+                metrics_.inputs.add();
+            }
             if (auto refused = world_->apply_input(s.id, s.avatar, input)) {
                 metrics_.refused_inputs.add();
                 if (peer_log_.allow("refused inputs", started)) {
                     spdlog::warn("{}: input {} refused: {}", describe(c), input.sequence, *refused);
                 }
             }
+        });
+        if (dry) {
+            metrics_.inputs_dry.add();
         }
-        s.inputs.clear();
     });
 
     // 2. Systems.
@@ -491,11 +494,26 @@ void game_server::tick() {
         }
     }
 
-    // 4. Every playing client wants this tick; sent now where the socket is idle.
-    connections_.for_each([](client_link& c) {
-        if (c.state().state == session::phase::playing) {
-            c.want_snapshot();
+    // 4. Every playing client wants this tick; sent now where the socket is idle. A client that predicts
+    // gets its InputStatus first (unreliable over UDP, in the same datagram as the snapshot when it fits).
+    connections_.for_each([this](client_link& c) {
+        const auto& s = c.state();
+        if (s.state != session::phase::playing) {
+            return;
         }
+        if (s.wants_input_status) {
+            v1::Envelope status;
+            auto& st = *status.mutable_input_status();
+            st.set_tick(tick_);
+            st.set_applied_sequence(s.inputs.applied_sequence());
+            st.set_applied_client_tick(s.inputs.applied_client_tick());
+            if (const auto lead = s.inputs.lead()) {
+                st.set_lead_ticks(*lead);
+            }
+            st.set_ran_dry(static_cast<std::uint32_t>(s.inputs.ran_dry()));
+            c.send(status);
+        }
+        c.want_snapshot();
     });
 
     if (udp_) {
@@ -738,6 +756,7 @@ void game_server::handle_hello(client_link& from, const v1::ClientHello& hello) 
         return;
     }
     s.state = session::phase::playing;
+    s.wants_input_status = hello.wants_input_status();
     from.handshake_done();
     if (agones_) {
         agones_->player_connected(std::to_string(s.id));
@@ -812,12 +831,29 @@ void game_server::handle_input(client_link& from, v1::Input& input) {
         return; // a duplicate or a late one: inputs are applied in sequence order only
     }
     s.last_input_sequence = input.sequence();
-    if (s.inputs.size() >= max_inputs_per_tick) {
-        s.inputs.erase(s.inputs.begin()); // a flood keeps only the newest inputs
-    }
     ++s.inputs_received;
-    client_input kept{input.client_tick(), input.sequence(), {}};
-    s.inputs.emplace_back(kept, std::move(*input.mutable_payload()));
+    const client_input kept{input.client_tick(), input.sequence(), {}};
+    switch (s.inputs.offer(kept, std::move(*input.mutable_payload()), tick_ + 1, options_.tick_rate)) {
+    case input_buffer::verdict::kept:
+        return;
+    case input_buffer::verdict::late:
+        metrics_.inputs_late.add(); // applied at the next tick
+        return;
+    case input_buffer::verdict::future:
+        metrics_.inputs_future.add();
+        if (peer_log_.allow("future inputs", clock::now())) {
+            spdlog::warn("{}: input {} refused: for tick {}, more than {} ticks ahead of {}", describe(from),
+                         input.sequence(), input.client_tick(), input_buffer::max_lead, tick_ + 1);
+        }
+        return;
+    case input_buffer::verdict::flood:
+        metrics_.inputs_flood.add();
+        if (peer_log_.allow("input floods", clock::now())) {
+            spdlog::warn("{}: input {} refused: more than {} inputs for one tick", describe(from),
+                         input.sequence(), input_buffer::max_per_tick);
+        }
+        return;
+    }
 }
 
 std::optional<outgoing_snapshot> game_server::next_snapshot(client_link& to) {

@@ -84,6 +84,15 @@ server_metrics::server_metrics()
                                              "Bytes of entity codes copied into clients' snapshots.")}
     , inputs{registry.add_counter("ecsnet_inputs_total",
                                   "Client inputs applied by the world (each input once, in sequence order).")}
+    , inputs_dry{registry.add_counter("ecsnet_input_buffer_dry_total",
+                                      "Ticks at which a client's input buffer had nothing for the tick (its "
+                                      "newest input was repeated).")}
+    , inputs_late{registry.add_counter("ecsnet_inputs_late_total",
+                                       "Inputs received after their tick (applied at the next one).")}
+    , inputs_future{registry.add_counter("ecsnet_inputs_future_total",
+                                         "Inputs refused for naming a tick too far ahead of the server.")}
+    , inputs_flood{registry.add_counter("ecsnet_inputs_flood_total",
+                                        "Inputs refused for exceeding the inputs one tick may have.")}
     , packets_dropped{registry.add_counter_family("ecsnet_packets_dropped_total",
                                                   "Datagrams the UDP transport refused, by reason.", "reason",
                                                   drop_reason_labels())}

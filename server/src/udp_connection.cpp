@@ -67,8 +67,14 @@ void udp_connection::send_bytes(transport::channel ch, std::string_view bytes) {
 
 void udp_connection::send(const v1::Envelope& message) {
     proto::serialize_into(message, scratch_);
-    send_bytes(message.has_pong() ? transport::channel::unreliable : transport::channel::reliable, scratch_);
-    listener_.server().flush(id_);
+    // Pongs and input statuses are worth nothing once late: unreliable. An input status leaves with the
+    // snapshot that follows it (the tick flushes then), one datagram for both when they fit.
+    const bool status = message.has_input_status();
+    send_bytes(message.has_pong() || status ? transport::channel::unreliable : transport::channel::reliable,
+               scratch_);
+    if (!status) {
+        listener_.server().flush(id_);
+    }
 }
 
 void udp_connection::want_snapshot() {

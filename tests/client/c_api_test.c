@@ -197,9 +197,9 @@ static void check_world(ecsnet_client* client, ecsnet_entity_id avatar, uint32_t
     CHECK(ecsnet_entity_get_component(client, avatar, transform, values, 2, &fields) ==
           ECSNET_ERROR_BUFFER_TOO_SMALL);
     CHECK(fields == 4);
-    double predicted = 0.0;
-    CHECK(ecsnet_entity_get_predicted_double(client, avatar, transform, x, &predicted) ==
-          ECSNET_ERROR_UNSUPPORTED);
+    double predicted = 0.0; /* prediction off: the mirror's value */
+    CHECK_OK(client, ecsnet_entity_get_predicted_double(client, avatar, transform, x, &predicted));
+    CHECK(predicted == by_id);
 }
 
 /* Walks the avatar along +x or -x (away from the nearer edge) for 1 s: it must move at least 3 m. */
@@ -264,6 +264,52 @@ static void check_stats(ecsnet_client* client) {
     unsigned char untouched[sizeof(double)];
     memset(untouched, 0xAB, sizeof untouched);
     CHECK(memcmp(&older.bytes_in_per_second, untouched, sizeof untouched) == 0);
+}
+
+/* A second client that predicts (options.prediction): it walks for 1.5 s with ecsnet_client_send_move; its
+ * predicted avatar runs ahead of the mirror's, nothing is mispredicted, and the stats say so. */
+static void check_prediction(const char* host, uint16_t port) {
+    ecsnet_client_options options;
+    CHECK_OK(NULL, ecsnet_client_options_init(&options));
+    options.name = "c-api-predicting";
+    options.prediction = 1;
+    ecsnet_client* client = NULL;
+    CHECK_OK(NULL, ecsnet_client_create(&options, &client));
+    if (client == NULL) {
+        return;
+    }
+    CHECK_OK(client, ecsnet_client_connect(client, host, port));
+    ecsnet_entity_id avatar = 0;
+    CHECK(wait_for_avatar(client, 5.0, &avatar));
+    uint32_t transform = 0;
+    uint32_t y = 0;
+    CHECK_OK(client, ecsnet_component_id(client, "Transform", &transform));
+    CHECK_OK(client, ecsnet_field_id(client, transform, "y", &y));
+    double server_start = 0.0;
+    CHECK_OK(client, ecsnet_entity_get_double(client, avatar, transform, y, &server_start));
+    const float direction = server_start > 0.0 ? -1.0f : 1.0f;
+    const double deadline = now_seconds() + 1.5;
+    while (now_seconds() < deadline) {
+        CHECK_OK(client, ecsnet_client_send_move(client, 0.0f, direction, 4.0f));
+        CHECK_OK(client, ecsnet_client_poll(client, NULL));
+        sleep_ms(5);
+    }
+    double server_y = 0.0;
+    double predicted_y = 0.0;
+    CHECK_OK(client, ecsnet_entity_get_double(client, avatar, transform, y, &server_y));
+    CHECK_OK(client, ecsnet_entity_get_predicted_double(client, avatar, transform, y, &predicted_y));
+    CHECK((server_y - server_start) * direction > 2.0); /* it walked */
+    CHECK((predicted_y - server_y) * direction > 0.0);  /* and the prediction is ahead of the server */
+    ecsnet_stats stats;
+    CHECK_OK(NULL, ecsnet_stats_init(&stats));
+    CHECK_OK(client, ecsnet_client_get_stats(client, &stats));
+    CHECK(stats.prediction_ticks_compared > 20);
+    CHECK(stats.mispredictions == 0);
+    CHECK(stats.predicted_ticks_ahead > 0);
+    printf("prediction: %llu ticks compared, %llu mispredictions, %lld ticks ahead\n",
+           (unsigned long long)stats.prediction_ticks_compared, (unsigned long long)stats.mispredictions,
+           (long long)stats.predicted_ticks_ahead);
+    ecsnet_client_destroy(client);
 }
 
 int main(int argc, char** argv) {
@@ -349,6 +395,7 @@ int main(int argc, char** argv) {
     CHECK(counts.created > created_before);
 
     ecsnet_client_destroy(client);
+    check_prediction(host, port);
     printf("c_api_test: %d failure(s) in %.2f s\n", failures, now_seconds() - started);
     return failures == 0 ? 0 : 1;
 }

@@ -106,6 +106,10 @@ typedef struct ecsnet_client_options {
     uint32_t idle_timeout_ms;        /* 0: the default (10,000) */
     uint32_t interpolation_delay_ms; /* 0: the default (100) */
     uint64_t protocol_id;            /* of the development tokens the client makes; 0: the default */
+    /* 1: predict the own avatar ahead of the server (docs/client.md, "Prediction"): ecsnet_client_send_move()
+     * then sets the move that ecsnet_client_poll() sends for, and predicts, each tick, and
+     * ecsnet_entity_get_predicted_double() reads the predicted avatar. 0 (the default): off. */
+    int32_t prediction;
 } ecsnet_client_options;
 
 /* Fills *options with the defaults and struct_size. */
@@ -255,8 +259,10 @@ ECSNET_API ecsnet_result ecsnet_entity_get_component(ecsnet_client* client, ecsn
 ECSNET_API ecsnet_result ecsnet_entity_get_double_by_name(ecsnet_client* client, ecsnet_entity_id entity,
                                                           const char* component, const char* field,
                                                           double* value);
-/* The client's predicted value of a field. Client-side prediction is not in this library yet: always
- * ECSNET_ERROR_UNSUPPORTED (the entry point is kept so that the ABI need not change when it comes). */
+/* A field's value as the player should see it: for the own avatar's Transform with prediction on
+ * (ecsnet_client_options.prediction), the predicted value, with a misprediction's correction being smoothed
+ * away; for anything else (and before the first prediction), the mirror's value, as
+ * ecsnet_entity_get_double(). Errors as ecsnet_entity_get_double(). */
 ECSNET_API ecsnet_result ecsnet_entity_get_predicted_double(ecsnet_client* client, ecsnet_entity_id entity,
                                                             uint32_t component, uint32_t field,
                                                             double* value);
@@ -314,6 +320,14 @@ typedef struct ecsnet_stats {
     uint64_t packets_sent;     /* UDP */
     uint64_t packets_received; /* UDP */
     uint64_t packets_lost;     /* UDP */
+    /* Prediction (ecsnet_client_options.prediction): server states compared with the prediction of their
+     * tick, those that differed, per minute of compared game time, the largest correction (metres), and how
+     * many ticks ahead of the newest server tick the client runs. */
+    uint64_t prediction_ticks_compared;
+    uint64_t mispredictions;
+    double mispredictions_per_minute;
+    double correction_max;
+    int64_t predicted_ticks_ahead;
 } ecsnet_stats;
 
 /* Zeroes *stats and sets struct_size. */

@@ -27,7 +27,9 @@
 
 #include <asio/io_context.hpp>
 
+#include <ecsnet/arena/input.hpp>
 #include <ecsnet/client/client.hpp>
+#include <ecsnet/client/prediction.hpp>
 
 #include "behaviour.hpp"
 #include "event_log.hpp"
@@ -85,6 +87,9 @@ struct bot_reading {
     std::uint64_t packets_lost{};
     std::uint64_t resends{};
     std::uint64_t inputs_overflowed{};
+    /// --predict: server states compared with the prediction of their tick, and those that differed.
+    std::uint64_t ticks_compared{};
+    std::uint64_t mispredictions{};
     /// Why it ended (phase failed, dropped or closed).
     client::disconnect_info ended;
 };
@@ -125,6 +130,8 @@ private:
     void handle_disconnected(const client::disconnect_info& info);
     void set_phase(bot_phase phase); // with mutex_ held
 
+    std::unique_ptr<client::prediction<arena::Transform>> prediction_; // --predict, full bots
+    std::string steering_{arena::encode(arena::move_input{})};         // the newest input, when predicting
     const std::size_t index_;
     const bool thin_;
     const std::string name_;

@@ -42,6 +42,9 @@ struct swarm_options {
     std::string name_prefix{"bot"};
     /// No progress lines (the final summary is still printed).
     bool quiet{false};
+    /// Full bots predict their avatar (client_options::prediction, client-sdk prediction.hpp) and report
+    /// their mispredictions.
+    bool predict{false};
 
     std::chrono::milliseconds connect_timeout{5000};
     std::chrono::milliseconds handshake_timeout{5000};

@@ -85,6 +85,11 @@ struct bot_group {
     std::uint64_t packets_lost{};
     std::uint64_t resends{};
     std::uint64_t inputs_overflowed{};
+    /// --predict: server states compared with the bots' predictions, those that differed, and those per
+    /// minute of compared game time (all bots together).
+    std::uint64_t ticks_compared{};
+    std::uint64_t mispredictions{};
+    double mispredictions_per_minute{};
 
     distribution snapshots_per_second;
     distribution ticks_applied_ratio;

@@ -130,6 +130,14 @@ public:
     /// server tick it is for. Returns false (counted in stats().inputs_refused) when not connected, when
     /// the payload exceeds max_input_size, or when max_unsent_bytes wait to be sent.
     bool send_input(std::string_view payload);
+    /// The same, for server tick `client_tick` (prediction.hpp sends each input for the tick it predicted it
+    /// at; the server applies it at that tick: docs/protocol.md, section 13).
+    bool send_input(std::string_view payload, std::uint32_t client_tick);
+    /// The tick an input sent now should name to reach the server `margin_ticks` ticks early: the server
+    /// clock's next tick plus half the round trip plus the margin.
+    [[nodiscard]] std::uint32_t lead_tick(double margin_ticks) const;
+    /// Used by prediction.hpp: what it measured, for stats().prediction.
+    void report_prediction(const prediction_stats& stats);
 
     /// UDP: the network simulator's settings (client_options::simulator) for the open connection, from the
     /// next datagram on, both ways: a test or a bot can start or end a bout of loss mid-game. The next
@@ -192,6 +200,9 @@ public:
     /// checksum_mismatch (a desync: the message names the tick; a full state is requested) or
     /// unknown_baseline.
     void on_snapshot_refused(std::function<void(const proto::error&)> callback);
+    /// Used by prediction.hpp: called after a snapshot is applied, before on_snapshot's callback. May be set
+    /// or removed (an empty function) at any time, from any thread.
+    void on_snapshot_first(std::function<void(const proto::applied_snapshot&)> callback);
 
     /// The strand every handler of this client runs on.
     [[nodiscard]] executor_type get_executor() const noexcept;

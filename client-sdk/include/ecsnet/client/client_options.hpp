@@ -56,6 +56,10 @@ struct client_options {
     /// the server does a full client's work, the client almost none). registry() stays empty; on_snapshot
     /// reports each acked header (tick, server time, full_state; no entity counts).
     bool thin{false};
+    /// Client-side prediction (prediction.hpp): the client asks the server for an InputStatus each tick
+    /// (how early its inputs arrive) and a prediction attached to it runs ahead of the server. Off: a
+    /// prediction attached only sends the inputs, for the tick the client sees, and draws the server's state.
+    bool prediction{false};
     /// The most the client wants to receive, kilobits per second (0: the server's default); servers that
     /// manage interest fit each snapshot to the smaller of this and their own budget.
     std::uint32_t max_receive_kbps{0};

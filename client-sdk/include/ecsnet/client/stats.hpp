@@ -11,6 +11,8 @@
 
 #include "ecsnet/proto/state.hpp"
 
+#include "prediction_stats.hpp"
+
 namespace ecsnet::client {
 
 struct client_stats {
@@ -51,6 +53,15 @@ struct client_stats {
     /// server waiting, e.g. on the ack of a full state).
     std::uint64_t acks_repeated{};
     std::uint64_t pongs_received{};
+    /// client_options::prediction: the newest InputStatus from the server (docs/protocol.md, section 13):
+    /// its tick, how early the inputs arrived (ticks; negative: late), the newest input applied, and how
+    /// many ticks the server had none of this client's inputs.
+    std::optional<proto::tick_type> input_status_tick;
+    std::optional<std::int32_t> input_lead_ticks;
+    std::uint32_t input_applied_sequence{};
+    std::uint32_t inputs_ran_dry{};
+    /// What the attached prediction measured (prediction.hpp).
+    prediction_stats prediction;
 
     /// The newest applied tick, and the server time it describes: microseconds since the server's epoch,
     /// and as a Unix time (ServerWelcome.server_epoch_unix_us + that).

@@ -40,6 +40,9 @@ struct client_input {
     std::uint32_t client_tick{};
     std::uint32_t sequence{};
     std::string_view payload; // game-defined bytes, never trusted
+    /// No input of the client arrived for this tick: its newest one is applied again (input_buffer.hpp).
+    /// Continuous state (a movement) should go on; one-shot actions (firing) must not happen twice.
+    bool repeated{false};
 };
 
 class game_world {

@@ -39,6 +39,11 @@ struct server_metrics {
     counter& view_bytes_copied;
     // Transports.
     counter& inputs;
+    // The input buffer (input_buffer.hpp).
+    counter& inputs_dry;
+    counter& inputs_late;
+    counter& inputs_future;
+    counter& inputs_flood;
     counter_family& packets_dropped;
     histogram& client_rtt;
     histogram& client_loss;

@@ -15,6 +15,7 @@
 #include <ecsnet/proto/state.hpp>
 
 #include "game_world.hpp"
+#include "input_buffer.hpp"
 #include "replicator.hpp"
 
 namespace ecsnet::server {
@@ -39,7 +40,9 @@ struct session {
     // refuses it (a full state can be large, and one in flight is enough). Acks older than it are stale.
     std::optional<proto::tick_type> full_state_in_flight;
     std::uint32_t last_input_sequence{};
-    std::vector<std::pair<client_input, std::string>> inputs; // received since the last tick (payload owned)
+    input_buffer inputs; // received, waiting for their tick (input_buffer.hpp)
+    // The client asked for an InputStatus with each tick (ClientHello.wants_input_status: it predicts).
+    bool wants_input_status{false};
     std::uint64_t inputs_received{};
     v1::DisconnectReason close_reason{v1::DISCONNECT_REASON_UNSPECIFIED};
     std::string close_message;
