@@ -230,7 +230,7 @@ TEST(CApiBadInput, WrongIds) {
     int flag = 0;
     ecsnet_entity_id entity = 0;
 
-    expect_not_found(ecsnet_schema_component_name(c, 3, text, sizeof text, &size));
+    expect_not_found(ecsnet_schema_component_name(c, 4, text, sizeof text, &size));
     expect_not_found(ecsnet_schema_component_name(c, 0xFFFFFFFFU, text, sizeof text, &size));
     expect_not_found(ecsnet_schema_field_count(c, 99, &u32));
     expect_not_found(ecsnet_schema_field_name(c, 0, 4, text, sizeof text, &size)); // Transform has 4 fields
@@ -356,7 +356,7 @@ TEST(CApiBadInput, AfterDisconnect) {
     EXPECT_EQ(stats.newest_tick, -1);
     std::uint32_t components = 0;
     EXPECT_EQ(ecsnet_schema_component_count(c, &components), ECSNET_OK);
-    EXPECT_EQ(components, 3U);
+    EXPECT_EQ(components, 4U);
 
     // A token that does not read ends the next attempt at once, saying why.
     ASSERT_EQ(ecsnet_client_connect_token(c, "not a token", 11), ECSNET_OK);
