@@ -495,7 +495,7 @@ void game_server::tick() {
     replicator_->tick(tick_, server_time_us(started));
     if (lag_compensation_) { // with the snapshot's time: what clients interpolate is what shots rewind to
         lag_compensation_->record(world_->registry(), tick_,
-                                  static_cast<std::int64_t>(server_time_us(started)));
+                                  static_cast<std::int64_t>(server_time_us(started)), &history_.newest());
         metrics_.hit_history_bytes.set(static_cast<double>(lag_compensation_->history().memory_bytes()));
     }
     if (tick_observer_) {

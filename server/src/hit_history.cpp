@@ -15,6 +15,14 @@ void hit_history::begin_frame(std::uint64_t tick, std::int64_t server_time_us) {
     f.tick = tick;
     f.time_us = server_time_us;
     f.records.clear(); // keeps its capacity
+    if (count_ >= 2) {
+        // Sized after the previous frame, with room for a few spawns: growing by doubling would leave up to
+        // half of every frame unused.
+        const auto previous = frames_[(head_ + frames_.size() - 1) % frames_.size()].records.size();
+        if (f.records.capacity() < previous) {
+            f.records.reserve(previous + previous / 16);
+        }
+    }
 }
 
 void hit_history::add(entity target, float x, float y, float radius) {

@@ -32,6 +32,7 @@ lag_compensation::lag_compensation(const proto::schema& schema, const spatial_la
     if (!component) {
         throw std::invalid_argument("lag compensation: no replicated component '" + layout.component + "'");
     }
+    component_ = *component;
     codec_ = &schema.codec(*component);
     const auto& fields = schema.component_at(*component).fields;
     const auto field = [&](const std::string& name) {
@@ -52,10 +53,30 @@ lag_compensation::lag_compensation(const proto::schema& schema, const spatial_la
     values_.resize(fields.size());
 }
 
-void lag_compensation::record(const ecsnet::registry& reg, std::uint64_t tick, std::int64_t server_time_us) {
+void lag_compensation::record(const ecsnet::registry& reg, std::uint64_t tick, std::int64_t server_time_us,
+                              const proto::replicated_state* captured) {
     history_.begin_frame(tick, server_time_us);
     const auto* targets = reg.try_storage<hit_target>();
     if (targets == nullptr) {
+        return;
+    }
+    if (captured != nullptr && component_ < captured->components.size() &&
+        captured->components[component_].ids_are_entities) {
+        // The tick's quantized columns, by entity index: the values the clients receive, without quantizing
+        // them again.
+        const auto& columns = captured->components[component_].fields;
+        const auto& x = columns[x_field_];
+        const auto& y = columns[y_field_];
+        const auto& indices = captured->flat(scratch_);
+        for (std::size_t row = 0; row < indices.size(); ++row) {
+            const auto e = reg.current(indices[row]);
+            if (e == null_entity || !targets->contains(e)) {
+                continue;
+            }
+            history_.add(e, static_cast<float>(x_min_ + static_cast<double>(x.get(row)) * x_step_),
+                         static_cast<float>(y_min_ + static_cast<double>(y.get(row)) * y_step_),
+                         targets->get(e).radius);
+        }
         return;
     }
     for (std::size_t at = 0; at < targets->size(); ++at) {

@@ -73,6 +73,7 @@ TEST(CApiBadInput, EveryFunctionIsExported) {
                              "ecsnet_client_send_input",
                              "ecsnet_arena_encode_move",
                              "ecsnet_client_send_move",
+                             "ecsnet_client_send_fire",
                              "ecsnet_stats_init",
                              "ecsnet_client_get_stats"}) {
         EXPECT_NE(dlsym(RTLD_DEFAULT, name), nullptr) << name;
@@ -131,6 +132,7 @@ TEST(CApiBadInput, NullHandle) {
     expect_null_handle(ecsnet_client_on_entity_destroyed(nullptr, ignore_entity, nullptr));
     expect_null_handle(ecsnet_client_send_input(nullptr, payload, sizeof payload));
     expect_null_handle(ecsnet_client_send_move(nullptr, 1.0F, 0.0F, 1.0F));
+    expect_null_handle(ecsnet_client_send_fire(nullptr, 1.0F, 0.0F, 1.0F, 1.0F, 0.0F));
     expect_null_handle(ecsnet_client_get_stats(nullptr, &stats));
     ecsnet_client_destroy(nullptr); // accepted, like free(NULL)
 }
@@ -341,6 +343,7 @@ TEST(CApiBadInput, AfterDisconnect) {
     EXPECT_EQ(ecsnet_client_send_input(c, payload, sizeof payload), ECSNET_ERROR_NOT_CONNECTED);
     EXPECT_EQ(ecsnet_client_send_input(c, nullptr, 0), ECSNET_ERROR_NOT_CONNECTED);
     EXPECT_EQ(ecsnet_client_send_move(c, 1.0F, 0.0F, 1.0F), ECSNET_ERROR_NOT_CONNECTED);
+    EXPECT_EQ(ecsnet_client_send_fire(c, 1.0F, 0.0F, 1.0F, 1.0F, 0.0F), ECSNET_ERROR_NOT_CONNECTED);
     EXPECT_EQ(ecsnet_client_disconnect(c, "again"), ECSNET_ERROR_NOT_CONNECTED);
     EXPECT_EQ(ecsnet_client_poll(c, &size), ECSNET_OK);
     EXPECT_EQ(size, 0U);

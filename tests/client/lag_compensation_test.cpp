@@ -13,6 +13,8 @@
 
 #include "client_support.hpp"
 #include "ecsnet/arena/input.hpp"
+#include "ecsnet/arena/scene.hpp"
+#include "ecsnet/proto/history.hpp"
 #include "ecsnet/server/hit_history.hpp"
 #include "ecsnet/server/hit_target.hpp"
 #include "ecsnet/server/lag_compensation.hpp"
@@ -144,6 +146,42 @@ struct compensation_fixture {
             server::shot_request{client, shooter, render_time_us, x, 10.0F, 100.0F, 0, 0});
     }
 };
+
+TEST(LagCompensation, RecordingFromTheCapturedColumnsEqualsQuantizingTheRegistry) {
+    registry reg;
+    arena::scene_random random{5};
+    std::vector<entity> all;
+    for (int i = 0; i < 300; ++i) {
+        const auto e = reg.create();
+        reg.emplace<arena::Transform>(e, static_cast<float>(random.uniform(-1000, 1000)),
+                                      static_cast<float>(random.uniform(-1000, 1000)), 0.0F, 0.0F);
+        if (i % 3 != 0) { // a third are not hit-testable
+            reg.emplace<server::hit_target>(e, 0.25F + static_cast<float>(i % 4));
+        }
+        all.push_back(e);
+    }
+    reg.destroy(all[10]); // a hole: the captured indices skip it
+    proto::snapshot_history captured{arena::replicated_schema(), reg, proto::history_options{32, 30}};
+    const server::spatial_layout layout{"Transform", "x", "y", -1024.0F, -1024.0F, 1024.0F, 1024.0F};
+    server::lag_compensation quantizing{arena::replicated_schema(), layout, {}};
+    server::lag_compensation from_columns{arena::replicated_schema(), layout, {}};
+    captured.capture(1, 1000);
+    quantizing.record(reg, 1, 1000);
+    from_columns.record(reg, 1, 1000, &captured.newest());
+    ASSERT_EQ(quantizing.history().newest_size(), 199U);
+    EXPECT_EQ(from_columns.history().newest_size(), 199U);
+    for (const auto e : all) {
+        const auto a = quantizing.history().position_of(e, 1000);
+        const auto b = from_columns.history().position_of(e, 1000);
+        ASSERT_EQ(a.has_value(), b.has_value());
+        if (a) {
+            EXPECT_EQ(a->x, b->x);
+            EXPECT_EQ(a->y, b->y);
+            // And the position is the quantized one (1/512 m), not the float the registry holds.
+            EXPECT_NEAR(a->x, reg.get<arena::Transform>(e).x, 1.0 / 1024 + 1e-4);
+        }
+    }
+}
 
 TEST(LagCompensation, AShotHitsWhereTheTargetWasAtTheRenderTimeNotWhereItIsNow) {
     compensation_fixture f{0ms};

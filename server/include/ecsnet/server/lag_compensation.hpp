@@ -27,6 +27,7 @@
 
 #include <ecsnet/ecs/registry.hpp>
 #include <ecsnet/proto/schema.hpp>
+#include <ecsnet/proto/state.hpp>
 
 #include "game_world.hpp"
 #include "hit_history.hpp"
@@ -84,8 +85,11 @@ public:
                      lag_compensation_options options, server_metrics* metrics = nullptr);
 
     /// Records every entity with a hit_target and the layout's component as tick `tick`, at server time
-    /// `server_time_us` (the tick's snapshot time).
-    void record(const ecsnet::registry& reg, std::uint64_t tick, std::int64_t server_time_us);
+    /// `server_time_us` (the tick's snapshot time). With `captured`, the replicated state of that same tick
+    /// (the server's history.newest()), positions are read from its quantized columns instead of quantized
+    /// again (about 40% less work).
+    void record(const ecsnet::registry& reg, std::uint64_t tick, std::int64_t server_time_us,
+                const proto::replicated_state* captured = nullptr);
 
     /// The server's clock now (microseconds), set before the tick's inputs are applied: shots from the
     /// future and too old are judged against it.
@@ -106,13 +110,15 @@ public:
 
 private:
     const proto::component_codec* codec_;
+    std::size_t component_{};
     std::size_t x_field_{};
     std::size_t y_field_{};
     double x_min_{};
     double x_step_{};
     double y_min_{};
     double y_step_{};
-    std::vector<std::uint32_t> values_; // one entity's quantized fields
+    std::vector<std::uint32_t> values_;  // one entity's quantized fields
+    std::vector<std::uint32_t> scratch_; // a captured state's entity indices
 
     lag_compensation_options options_;
     std::uint64_t min_interval_ticks_{};
