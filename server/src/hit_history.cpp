@@ -15,6 +15,7 @@ void hit_history::begin_frame(std::uint64_t tick, std::int64_t server_time_us) {
     f.tick = tick;
     f.time_us = server_time_us;
     f.records.clear(); // keeps its capacity
+    f.max_step = 0.0F;
     if (count_ >= 2) {
         // Sized after the previous frame, with room for a few spawns: growing by doubling would leave up to
         // half of every frame unused.
@@ -39,6 +40,8 @@ void hit_history::add(entity target, float x, float y, float radius) {
         const auto slot = slot_of_index_[index];
         if (slot < before.size() && before[slot].target == target) {
             previous = slot;
+            auto& step = frames_[head_].max_step;
+            step = std::max(step, std::fabs(x - before[slot].x) + std::fabs(y - before[slot].y));
         }
     }
     slot_of_index_[index] = static_cast<std::uint32_t>(current.size());
@@ -82,9 +85,18 @@ std::optional<ray_hit> hit_history::raycast(std::int64_t time_us, const hit_ray&
     const double dx = ray.dir_x / length;
     const double dy = ray.dir_y / length;
     const auto w = find_window(time_us);
+    // Broad phase, in float on the sampled frame's own record: a blended centre is within `margin` of it.
+    const float margin = (w.before != nullptr && w.after != nullptr ? w.after->max_step : 0.0F) + 0.01F;
+    const auto fdx = static_cast<float>(dx);
+    const auto fdy = static_cast<float>(dy);
     std::optional<ray_hit> nearest;
     for (const auto& record : sampled(w).records) {
-        if (record.target == ignore) {
+        const float rx = record.x - ray.x;
+        const float ry = record.y - ray.y;
+        const float reach = record.radius + margin;
+        const float along = rx * fdx + ry * fdy;
+        if (std::fabs(rx * fdy - ry * fdx) > reach || along < -reach || along > ray.range + reach ||
+            record.target == ignore) {
             continue;
         }
         const auto at = blend(w, record);

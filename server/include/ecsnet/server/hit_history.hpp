@@ -16,7 +16,9 @@
 // interpolation needs no search. Frames keep their capacity when reused: no allocation per tick once the
 // entity count has peaked. Memory: 20 bytes per hit-testable entity per frame kept, plus 4 bytes per
 // entity index ever recorded (the table).
-// Complexity: record O(1) per entity; raycast O(entities in the frame); position_of O(entities).
+// Complexity: record O(1) per entity; raycast O(entities in the frame), most rejected in a few float
+// operations (the ray's distance to a record's centre, widened by how far any entity moved that tick);
+// position_of O(entities).
 
 #include <cstddef>
 #include <cstdint>
@@ -93,6 +95,7 @@ private:
         std::uint64_t tick{};
         std::int64_t time_us{};
         std::vector<hit_record> records;
+        float max_step{}; // the largest |dx| + |dy| of a record from its previous one: bounds the blend
     };
     /// The two frames around a time, as interpolation_window.
     struct window {
