@@ -114,6 +114,64 @@ TEST(HitHistory, TheRingWrapsEntitiesComeAndGoAndMemoryStaysBounded) {
     EXPECT_FLOAT_EQ(history.position_of(make_entity(9), 0)->x, 98.0F);
 }
 
+// The broad phase skips nothing it should not: every raycast equals a brute-force one over position_of().
+TEST(HitHistory, RaycastsEqualABruteForceOverBlendedPositions) {
+    hit_history history{6};
+    arena::scene_random random{11};
+    std::vector<std::pair<float, float>> at(200);
+    for (auto& p : at) {
+        p = {static_cast<float>(random.uniform(-50, 50)), static_cast<float>(random.uniform(-50, 50))};
+    }
+    for (std::uint64_t tick = 1; tick <= 6; ++tick) {
+        history.begin_frame(tick, static_cast<std::int64_t>(tick) * 1000);
+        for (std::uint32_t i = 0; i < at.size(); ++i) {
+            if (random.chance(0.05)) {
+                continue; // absent this tick
+            }
+            // Most walk a little; one in 50 jumps far (a respawn) and widens the tick's margin.
+            const double jump = random.chance(0.02) ? 40.0 : 0.5;
+            at[i].first += static_cast<float>(random.uniform(-jump, jump));
+            at[i].second += static_cast<float>(random.uniform(-jump, jump));
+            history.add(make_entity(i), at[i].first, at[i].second, 0.3F + static_cast<float>(i % 3) * 0.2F);
+        }
+    }
+    std::size_t hits = 0;
+    for (int shot = 0; shot < 2000; ++shot) {
+        const auto time = static_cast<std::int64_t>(random.uniform(500, 6500));
+        const hit_ray ray{
+            static_cast<float>(random.uniform(-60, 60)), static_cast<float>(random.uniform(-60, 60)),
+            static_cast<float>(random.uniform(-1, 1)), static_cast<float>(random.uniform(-1, 1)),
+            static_cast<float>(random.uniform(10, 150))};
+        const double length = std::hypot(ray.dir_x, ray.dir_y);
+        std::optional<std::pair<double, entity>> expected;
+        for (std::uint32_t i = 0; i < at.size(); ++i) {
+            const auto p = history.position_of(make_entity(i), time);
+            if (!p || length < 1e-9) {
+                continue;
+            }
+            const double mx = ray.x - static_cast<double>(p->x);
+            const double my = ray.y - static_cast<double>(p->y);
+            const double b = (mx * ray.dir_x + my * ray.dir_y) / length;
+            const double r = 0.3 + (i % 3) * 0.2;
+            const double c = mx * mx + my * my - r * r;
+            if ((c > 0 && b > 0) || b * b - c < 0) {
+                continue;
+            }
+            const double s = std::max(0.0, -b - std::sqrt(b * b - c));
+            if (s <= ray.range && (!expected || s < expected->first)) {
+                expected = std::pair{s, make_entity(i)};
+            }
+        }
+        const auto hit = history.raycast(time, ray);
+        ASSERT_EQ(hit.has_value(), expected.has_value()) << "shot " << shot;
+        if (hit) {
+            EXPECT_NEAR(hit->distance, expected->first, 1e-3) << "shot " << shot;
+            ++hits;
+        }
+    }
+    EXPECT_GT(hits, 100U); // the comparison saw hits, not only misses
+}
+
 // ---- the server's checks ------------------------------------------------------------------------------
 
 struct compensation_fixture {
