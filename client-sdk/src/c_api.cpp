@@ -859,6 +859,22 @@ ecsnet_result ecsnet_client_send_move(ecsnet_client* client, float dir_x, float 
     return ecsnet_client_send_input(client, bytes, sizeof bytes);
 }
 
+ecsnet_result ecsnet_client_send_fire(ecsnet_client* client, float dir_x, float dir_y, float speed,
+                                      float aim_x, float aim_y) {
+    if (client == nullptr) {
+        return ecsnet_client_send_input(client, nullptr, 0); // the null-handle error
+    }
+    try {
+        const auto bytes =
+            ecsnet::arena::encode(ecsnet::arena::move_input{0, dir_x, dir_y, speed},
+                                  ecsnet::arena::action_input{ecsnet::arena::action_fire, aim_x, aim_y,
+                                                              client->sdk.render_time_us()});
+        return ecsnet_client_send_input(client, bytes.data(), bytes.size());
+    } catch (...) {
+        return fail(client, ECSNET_ERROR_OUT_OF_MEMORY, "out of memory");
+    }
+}
+
 ecsnet_result ecsnet_stats_init(ecsnet_stats* stats) {
     if (stats == nullptr) {
         return null_argument(nullptr, "stats");

@@ -8,10 +8,14 @@
 #include <ecsnet/arena/input.hpp>
 #include <ecsnet/arena/movement.hpp>
 
+#include "ecsnet/server/hit_target.hpp"
+#include "ecsnet/server/lag_compensation.hpp"
+
 namespace ecsnet::server {
 
 using arena::Health;
 using arena::Kind;
+using arena::LastHit;
 using arena::Mover;
 using arena::Transform;
 
@@ -27,6 +31,9 @@ constexpr double health_change_fraction = 0.01;
 constexpr double spawn_fraction = 0.001;
 constexpr double despawn_fraction = 0.001;
 constexpr std::uint8_t avatar_kind = 8;
+constexpr float hit_radius = 0.5F;
+constexpr float fire_range = 3000.0F; // the whole arena, corner to corner
+constexpr std::uint16_t fire_damage = 10;
 
 // A random number in [0, 1) that depends only on (seed, tick, entity, purpose): systems running on any
 // number of threads draw the same ones.
@@ -49,7 +56,7 @@ Mover moving(double heading, double speed) noexcept {
 arena_world::arena_world(arena_options options)
     : options_{options}
     , random_{options.seed} {
-    registry_.prepare<Transform, Health, Kind, Mover, Avatar>();
+    registry_.prepare<Transform, Health, Kind, Mover, Avatar, hit_target, LastHit>();
     for (std::size_t i = 0; i < options_.npcs; ++i) {
         spawn_npc();
     }
@@ -80,6 +87,7 @@ entity arena_world::spawn_npc() {
                                  static_cast<float>(random_.uniform(0.0, 2.0 * std::numbers::pi)));
     registry_.emplace<Health>(e, std::uint16_t{100});
     registry_.emplace<Kind>(e, static_cast<std::uint8_t>(random_.below(8)));
+    registry_.emplace<hit_target>(e, hit_radius);
     if (random_.chance(moving_fraction)) {
         const auto m =
             moving(random_.uniform(0.0, 2.0 * std::numbers::pi), random_.uniform(min_speed, max_speed));
@@ -115,8 +123,9 @@ void arena_world::build_systems() {
                         ctx.parallel_each([dt](Transform& t, Mover& m) { arena::move(t, m, dt); });
                     });
 
-    // 1% of the entities gain or lose up to 25 health.
-    scheduler_->add("health", ecsnet::system<writes<Health>, per_entity>{}, [seed](auto& ctx) {
+    // 1% of the entities gain or lose up to 25 health; avatars' health changes by hits only.
+    using health_system = ecsnet::system<writes<Health>, exclude_t<Avatar>, per_entity>;
+    scheduler_->add("health", health_system{}, [seed](auto& ctx) {
         const auto tick = ctx.tick().index;
         ctx.parallel_each([&](entity e, Health& h) {
             if (unit(seed, tick, e, 3) >= health_change_fraction) {
@@ -174,6 +183,7 @@ void arena_world::build_systems() {
                     static_cast<float>(random.uniform(0.0, 2.0 * std::numbers::pi)));
                 commands.template emplace<Health>(e, std::uint16_t{100});
                 commands.template emplace<Kind>(e, static_cast<std::uint8_t>(random.below(8)));
+                commands.template emplace<hit_target>(e, hit_radius);
             }
         });
     scheduler_->build();
@@ -190,6 +200,7 @@ entity arena_world::client_joined(client_id client, std::string_view) {
     registry_.emplace<Kind>(e, avatar_kind);
     registry_.emplace<Mover>(e, 0.0F, 0.0F);
     registry_.emplace<Avatar>(e, client);
+    registry_.emplace<hit_target>(e, hit_radius);
     return e;
 }
 
@@ -201,11 +212,12 @@ void arena_world::client_left(client_id, entity avatar) {
 
 std::optional<std::string> arena_world::apply_input(client_id client, entity avatar,
                                                     const client_input& input) {
-    const auto move = arena::decode_move_input(input.payload);
-    if (!move) {
+    const auto decoded = arena::decode_input(input.payload);
+    if (!decoded) {
         return "malformed input: " + std::to_string(input.payload.size()) + " bytes, expected " +
-               std::to_string(arena::move_input_size);
+               std::to_string(arena::move_input_size) + " or " + std::to_string(arena::action_input_size);
     }
+    const auto* move = &decoded->move;
     if (!registry_.valid(avatar) || !registry_.all_of<Avatar>(avatar) ||
         registry_.get<Avatar>(avatar).client != client) {
         return "the client has no avatar";
@@ -218,6 +230,40 @@ std::optional<std::string> arena_world::apply_input(client_id client, entity ava
         return "input with a non-finite number";
     }
     registry_.replace<Mover>(avatar, arena::avatar_velocity(*move)); // arena/movement.hpp, as predicted
+    // A repeated input (none arrived for this tick: input_buffer.hpp) keeps the avatar moving; it never
+    // shoots again.
+    if (decoded->action && decoded->action->fires() && !input.repeated) {
+        return fire(client, avatar, *decoded->action);
+    }
+    return std::nullopt;
+}
+
+std::optional<std::string> arena_world::fire(client_id client, entity avatar,
+                                             const arena::action_input& action) {
+    if (lag_compensation_ == nullptr) {
+        return "fire without lag compensation";
+    }
+    const auto& at = registry_.get<Transform>(avatar);
+    const auto result = lag_compensation_->shoot(shot_request{
+        client, avatar, action.render_time_us, action.aim_x, action.aim_y, fire_range, at.x, at.y});
+    if (result.outcome == shot_outcome::refused_invalid) {
+        return "fire with an invalid aim";
+    }
+    if (result.outcome != shot_outcome::hit || !registry_.valid(result.hit->target)) {
+        return std::nullopt; // a miss, or a shot sooner than the fire interval (counted by lag compensation)
+    }
+    const auto target = result.hit->target;
+    if (auto* health = registry_.try_get<Health>(target)) {
+        const auto value = health->value;
+        registry_.patch<Health>(target, [value](Health& h) {
+            h.value = static_cast<std::uint16_t>(value > fire_damage ? value - fire_damage : 0);
+        });
+    }
+    // Shown from the snapshot of the tick being computed: the newest recorded one's successor.
+    const auto tick = static_cast<std::uint32_t>(lag_compensation_->history().newest_tick() + 1);
+    const auto* previous = registry_.try_get<LastHit>(avatar);
+    registry_.emplace_or_replace<LastHit>(avatar, static_cast<std::uint32_t>(to_index(target)), tick,
+                                          (previous != nullptr ? previous->hits : 0U) + 1U);
     return std::nullopt;
 }
 
@@ -258,6 +304,16 @@ std::optional<std::string> arena_world::load_state(std::string_view state) {
 }
 
 void arena_world::restored() {
+    // hit_target is not saved: every NPC is hit-testable again.
+    std::vector<entity> targets;
+    registry_.view<Transform>().each([&](entity e, const Transform&) {
+        if (!registry_.all_of<hit_target>(e)) {
+            targets.push_back(e);
+        }
+    });
+    for (const auto e : targets) {
+        registry_.emplace<hit_target>(e, hit_radius);
+    }
     std::vector<entity> avatars;
     registry_.view<Avatar>().each([&avatars](entity e, const Avatar&) { avatars.push_back(e); });
     for (const auto e : avatars) {

@@ -14,6 +14,7 @@
 #include <ecsnet/proto/handshake.hpp>
 
 #include "ecsnet/server/interest_replicator.hpp"
+#include "ecsnet/server/lag_compensation.hpp"
 #include "ecsnet/server/world_replicator.hpp"
 
 namespace ecsnet::server {
@@ -163,6 +164,14 @@ game_server::game_server(server_options options, std::unique_ptr<game_world> wor
             [this](std::string game_server_json) { on_allocated(std::move(game_server_json)); });
     }
     world_->declare_saveable(saveable_);
+    if (const auto spatial = world_->spatial()) {
+        lag_compensation_ = std::make_unique<lag_compensation>(
+            world_->replicated_schema(), *spatial,
+            lag_compensation_options{options_.lag_compensation, options_.min_fire_interval,
+                                     options_.tick_rate},
+            &metrics_);
+        world_->use_lag_compensation(lag_compensation_.get());
+    }
 }
 
 game_server::~game_server() {
@@ -454,8 +463,12 @@ void game_server::schedule_tick(clock::time_point at) {
 void game_server::tick() {
     const auto started = clock::now();
 
-    // 1. The inputs for this tick (input_buffer.hpp), each client's to its own avatar only.
+    // 1. The inputs for this tick (input_buffer.hpp), each client's to its own avatar only. Shots among
+    // them are checked against the clock of this tick (lag_compensation.hpp).
     const auto this_tick = tick_ + 1; // the tick this step produces
+    if (lag_compensation_) {
+        lag_compensation_->set_now(static_cast<std::int64_t>(server_time_us(started)));
+    }
     connections_.for_each([this, started, this_tick](client_link& c) {
         auto& s = c.state();
         if (s.state != session::phase::playing) {
@@ -484,6 +497,11 @@ void game_server::tick() {
     ++tick_;
     history_.capture(tick_, server_time_us(started));
     replicator_->tick(tick_, server_time_us(started));
+    if (lag_compensation_) { // with the snapshot's time: what clients interpolate is what shots rewind to
+        lag_compensation_->record(world_->registry(), tick_,
+                                  static_cast<std::int64_t>(server_time_us(started)), &history_.newest());
+        metrics_.hit_history_bytes.set(static_cast<double>(lag_compensation_->history().memory_bytes()));
+    }
     if (tick_observer_) {
         tick_observer_(tick_, history_);
     }
@@ -899,6 +917,9 @@ void game_server::on_left(client_link& left) {
         }
         world_->client_left(s.id, s.avatar);
         s.avatar = null_entity;
+        if (lag_compensation_) {
+            lag_compensation_->forget(s.id);
+        }
         if (agones_) { // s.id is set once the handshake completed: the id is in the players List
             agones_->player_disconnected(std::to_string(s.id));
         }

@@ -120,6 +120,16 @@ parsed_options parse_options(int argc, const char* const* argv) {
                    "ticks between two recomputations of a client's relevant set")
         ->check(CLI::Range(std::uint32_t{1}, std::uint32_t{30}))
         ->capture_default_str();
+    std::int64_t lag_compensation_ms = options.lag_compensation.count();
+    std::int64_t min_fire_interval_ms = options.min_fire_interval.count();
+    app.add_option("--lag-compensation-ms", lag_compensation_ms,
+                   "shots are evaluated against the world as the shooter saw it, at most this far back")
+        ->check(CLI::Range(std::int64_t{250}, std::int64_t{1000}))
+        ->capture_default_str();
+    app.add_option("--min-fire-interval-ms", min_fire_interval_ms,
+                   "least time between two shots of a client (faster ones are refused and counted)")
+        ->check(CLI::Range(std::int64_t{0}, std::int64_t{10'000}))
+        ->capture_default_str();
 
     std::int64_t agones_health_ms = options.agones.health_period.count();
     std::int64_t agones_stall_ms = options.agones.tick_stall.count();
@@ -202,6 +212,8 @@ parsed_options parse_options(int argc, const char* const* argv) {
     options.simulator.duplicate = sim_duplicate;
     options.simulator.reorder = sim_reorder;
 
+    options.lag_compensation = std::chrono::milliseconds{lag_compensation_ms};
+    options.min_fire_interval = std::chrono::milliseconds{min_fire_interval_ms};
     options.agones.health_period = std::chrono::milliseconds{agones_health_ms};
     options.agones.tick_stall = std::chrono::milliseconds{agones_stall_ms};
     options.agones.request_timeout = std::chrono::milliseconds{agones_timeout_ms};

@@ -116,7 +116,20 @@ server_metrics::server_metrics()
     , checkpoint_last_duration{registry.add_gauge(
           "ecsnet_checkpoint_last_duration_seconds",
           "Time the last checkpoint took to encode and write, off the tick thread.")}
-    , checkpoint_last_size{
-          registry.add_gauge("ecsnet_checkpoint_last_size_bytes", "Size of the last checkpoint written.")} {}
+    , checkpoint_last_size{registry.add_gauge("ecsnet_checkpoint_last_size_bytes",
+                                              "Size of the last checkpoint written.")}
+    , shots{registry.add_counter("ecsnet_shots_total",
+                                 "Shots evaluated by lag compensation (refused ones not included).")}
+    , shot_hits{registry.add_counter("ecsnet_shot_hits_total", "Shots that hit a hit-testable entity.")}
+    , fire_rewind_clamped{registry.add_counter_family("ecsnet_fire_rewind_clamped_total",
+                                                      "Shots whose render time was clamped: after the "
+                                                      "server's clock, or older than --lag-compensation-ms.",
+                                                      "reason", {"future", "too_old"})}
+    , fire_refused{registry.add_counter_family(
+          "ecsnet_fire_refused_total",
+          "Shots refused: sooner than --min-fire-interval-ms after the last, or with an invalid aim.",
+          "reason", {"cooldown", "invalid"})}
+    , hit_history_bytes{
+          registry.add_gauge("ecsnet_hit_history_bytes", "Memory held by the lag-compensation history.")} {}
 
 } // namespace ecsnet::server

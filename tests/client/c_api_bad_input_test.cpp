@@ -73,6 +73,7 @@ TEST(CApiBadInput, EveryFunctionIsExported) {
                              "ecsnet_client_send_input",
                              "ecsnet_arena_encode_move",
                              "ecsnet_client_send_move",
+                             "ecsnet_client_send_fire",
                              "ecsnet_stats_init",
                              "ecsnet_client_get_stats"}) {
         EXPECT_NE(dlsym(RTLD_DEFAULT, name), nullptr) << name;
@@ -131,6 +132,7 @@ TEST(CApiBadInput, NullHandle) {
     expect_null_handle(ecsnet_client_on_entity_destroyed(nullptr, ignore_entity, nullptr));
     expect_null_handle(ecsnet_client_send_input(nullptr, payload, sizeof payload));
     expect_null_handle(ecsnet_client_send_move(nullptr, 1.0F, 0.0F, 1.0F));
+    expect_null_handle(ecsnet_client_send_fire(nullptr, 1.0F, 0.0F, 1.0F, 1.0F, 0.0F));
     expect_null_handle(ecsnet_client_get_stats(nullptr, &stats));
     ecsnet_client_destroy(nullptr); // accepted, like free(NULL)
 }
@@ -230,7 +232,7 @@ TEST(CApiBadInput, WrongIds) {
     int flag = 0;
     ecsnet_entity_id entity = 0;
 
-    expect_not_found(ecsnet_schema_component_name(c, 3, text, sizeof text, &size));
+    expect_not_found(ecsnet_schema_component_name(c, 4, text, sizeof text, &size));
     expect_not_found(ecsnet_schema_component_name(c, 0xFFFFFFFFU, text, sizeof text, &size));
     expect_not_found(ecsnet_schema_field_count(c, 99, &u32));
     expect_not_found(ecsnet_schema_field_name(c, 0, 4, text, sizeof text, &size)); // Transform has 4 fields
@@ -341,6 +343,7 @@ TEST(CApiBadInput, AfterDisconnect) {
     EXPECT_EQ(ecsnet_client_send_input(c, payload, sizeof payload), ECSNET_ERROR_NOT_CONNECTED);
     EXPECT_EQ(ecsnet_client_send_input(c, nullptr, 0), ECSNET_ERROR_NOT_CONNECTED);
     EXPECT_EQ(ecsnet_client_send_move(c, 1.0F, 0.0F, 1.0F), ECSNET_ERROR_NOT_CONNECTED);
+    EXPECT_EQ(ecsnet_client_send_fire(c, 1.0F, 0.0F, 1.0F, 1.0F, 0.0F), ECSNET_ERROR_NOT_CONNECTED);
     EXPECT_EQ(ecsnet_client_disconnect(c, "again"), ECSNET_ERROR_NOT_CONNECTED);
     EXPECT_EQ(ecsnet_client_poll(c, &size), ECSNET_OK);
     EXPECT_EQ(size, 0U);
@@ -356,7 +359,7 @@ TEST(CApiBadInput, AfterDisconnect) {
     EXPECT_EQ(stats.newest_tick, -1);
     std::uint32_t components = 0;
     EXPECT_EQ(ecsnet_schema_component_count(c, &components), ECSNET_OK);
-    EXPECT_EQ(components, 3U);
+    EXPECT_EQ(components, 4U);
 
     // A token that does not read ends the next attempt at once, saying why.
     ASSERT_EQ(ecsnet_client_connect_token(c, "not a token", 11), ECSNET_OK);

@@ -104,7 +104,7 @@ static void check_versions(void) {
 static void check_schema(ecsnet_client* client, uint32_t* transform, uint32_t* x, uint32_t* y) {
     uint32_t components = 0;
     CHECK_OK(client, ecsnet_schema_component_count(client, &components));
-    CHECK(components == 3);
+    CHECK(components == 4); /* Transform, Health, Kind, LastHit (the hit report) */
     int saw_transform = 0;
     for (uint32_t c = 0; c < components; ++c) {
         char name[64];
@@ -130,6 +130,12 @@ static void check_schema(ecsnet_client* client, uint32_t* transform, uint32_t* x
     CHECK_OK(client, ecsnet_component_id(client, "Transform", transform));
     CHECK_OK(client, ecsnet_field_id(client, *transform, "x", x));
     CHECK_OK(client, ecsnet_field_id(client, *transform, "y", y));
+    /* Lag compensation's hit report, on the shooter's avatar: read by name like any component. */
+    uint32_t last_hit = 99;
+    uint32_t hits = 99;
+    CHECK_OK(client, ecsnet_component_id(client, "LastHit", &last_hit));
+    CHECK_OK(client, ecsnet_field_id(client, last_hit, "hits", &hits));
+    CHECK(hits == 2);
     int32_t encoding = 0;
     uint32_t bits = 0;
     CHECK_OK(client, ecsnet_schema_field_encoding(client, *transform, *x, &encoding, &bits));

@@ -38,7 +38,10 @@ const proto::schema& narrow_yaw_schema() {
             field<&Transform::z>("z", fixed_point<18>{-256.0, arena::position_step}),
             field<&Transform::yaw>("yaw", angle<11>{})),
         component<arena::Health>("Health", field<&arena::Health::value>("value", integer<>{})),
-        component<arena::Kind>("Kind", field<&arena::Kind::value>("value", integer<>{}))};
+        component<arena::Kind>("Kind", field<&arena::Kind::value>("value", integer<>{})),
+        component<arena::LastHit>("LastHit", field<&arena::LastHit::target>("target", integer<>{}),
+                                  field<&arena::LastHit::tick>("tick", integer<>{}),
+                                  field<&arena::LastHit::hits>("hits", integer<>{}))};
     return instance;
 }
 

@@ -61,7 +61,7 @@ TEST(Handshake, SchemaMismatchNamesWhatDiffers) {
          "0.001953125, extrapolated on the server, fixed_point/20 bits from -1024 by 0.00390625, "
          "extrapolated on "
          "the client"},
-        {[](auto& c) { c.pop_back(); }, "schema mismatch: component 'Kind' is missing on the client"},
+        {[](auto& c) { c.pop_back(); }, "schema mismatch: component 'LastHit' is missing on the client"},
         {[](auto& c) { c[2].name = "Team"; }, "schema mismatch: component 'Kind' is missing on the client"},
         {[](auto& c) { c[1].fields.push_back(c[1].fields[0]), c[1].fields[1].name = "max"; },
          "schema mismatch: component 'Health' differs: field 'max' is unknown on the server"},

@@ -138,7 +138,9 @@ TEST(Checkpoint, ACopyFromTheHistoryIntoRecycledBuffersEqualsOneQuantizedFromThe
             }
             return out;
         };
-        EXPECT_FALSE(copied.replicated[c].indices.empty());
+        if (w.world->replicated_schema().component_at(c).name != "LastHit") { // nobody fired
+            EXPECT_FALSE(copied.replicated[c].indices.empty());
+        }
         EXPECT_EQ(copied.replicated[c].indices.size(), quantized.replicated[c].indices.size()) << c;
         EXPECT_EQ(by_index(copied.replicated[c]), by_index(quantized.replicated[c])) << c;
     }

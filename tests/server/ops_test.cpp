@@ -139,6 +139,15 @@ TEST(Options, BadValuesAreRefusedWithAnExitCode) {
     EXPECT_NE(parse_options(3, bad_rate).exit_code, 0);
     const char* bad_format[] = {"ecsnet-server", "--log-format", "xml"};
     EXPECT_FALSE(parse_options(3, bad_format).options);
+    const char* short_rewind[] = {"ecsnet-server", "--lag-compensation-ms", "100"}; // 250 to 1,000
+    EXPECT_FALSE(parse_options(3, short_rewind).options);
+    const char* long_rewind[] = {"ecsnet-server", "--lag-compensation-ms", "1001"};
+    EXPECT_FALSE(parse_options(3, long_rewind).options);
+    const char* rewind[] = {"ecsnet-server", "--lag-compensation-ms", "250", "--min-fire-interval-ms", "0"};
+    const auto with_rewind = parse_options(5, rewind);
+    ASSERT_TRUE(with_rewind.options);
+    EXPECT_EQ(with_rewind.options->lag_compensation.count(), 250);
+    EXPECT_EQ(with_rewind.options->min_fire_interval.count(), 0);
     const char* unknown[] = {"ecsnet-server", "--no-such-flag"};
     EXPECT_FALSE(parse_options(2, unknown).options);
     const char* help[] = {"ecsnet-server", "--help"};

@@ -89,7 +89,10 @@ TEST(Sessions, AWrongSchemaIsRefusedNamingTheComponent) {
                                     field<&arena::Transform::z>("z", fixed_point<18>{-256.0, 1.0 / 512}),
                                     field<&arena::Transform::yaw>("yaw", angle<10>{})),
         component<arena::Health>("Health", field<&arena::Health::value>("value", integer<>{})),
-        component<arena::Kind>("Kind", field<&arena::Kind::value>("value", integer<>{}))};
+        component<arena::Kind>("Kind", field<&arena::Kind::value>("value", integer<>{})),
+        component<arena::LastHit>("LastHit", field<&arena::LastHit::target>("target", integer<>{}),
+                                  field<&arena::LastHit::tick>("tick", integer<>{}),
+                                  field<&arena::LastHit::hits>("hits", integer<>{}))};
     raw_client offender{server.port()};
     offender.send_hello(different);
     const auto reason = offender.read_disconnect();

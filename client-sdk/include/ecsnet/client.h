@@ -296,6 +296,15 @@ ECSNET_API ecsnet_result ecsnet_arena_encode_move(uint32_t target, float dir_x, 
 /* Encodes and sends a move of the own avatar. */
 ECSNET_API ecsnet_result ecsnet_client_send_move(ecsnet_client* client, float dir_x, float dir_y,
                                                  float speed);
+/* The arena input with an action: the move, then u8 flags (bit 0: fire), 3 reserved bytes, f32 aim_x, f32
+ * aim_y and i64 render_time_us (docs/protocol.md, section 13). */
+#define ECSNET_ARENA_ACTION_INPUT_SIZE 36
+/* Encodes and sends a move of the own avatar that also fires along (aim_x, aim_y), at the render time the
+ * client draws now: the server evaluates the shot against the world as it was then (lag compensation,
+ * docs/lag_compensation.md). A hit shows as the component "LastHit" (target, tick, hits) on the own
+ * entity. ECSNET_ERROR_NOT_CONNECTED when not connected. */
+ECSNET_API ecsnet_result ecsnet_client_send_fire(ecsnet_client* client, float dir_x, float dir_y, float speed,
+                                                 float aim_x, float aim_y);
 
 /* ---- stats ------------------------------------------------------------------------------------------ */
 

@@ -6,6 +6,8 @@
 //   Transform  x, y in [-1024, 1024) m and z in [-256, 256) m, all at 1/512 m; yaw in 12 bits
 //   Health     uint16
 //   Kind       uint8, never changes after spawn
+//   LastHit    on a shooter's avatar once it hit something: the target's entity index, the tick whose
+//              snapshot first shows the hit, and the shooter's hit count (lag compensation's hit report)
 //
 // Positions are extrapolated linearly between snapshots (prediction::linear, the fixed_point default);
 // yaw, health and kind are coded against the baseline.
@@ -31,6 +33,12 @@ struct Kind {
     std::uint8_t value{};
 };
 
+struct LastHit {
+    std::uint32_t target{}; // the server's entity index (net_entity::index)
+    std::uint32_t tick{};
+    std::uint32_t hits{};
+};
+
 /// Half the side of the 2 km x 2 km arena, in metres.
 inline constexpr double arena_half_extent = 1024.0;
 /// Position resolution: 1/512 m.
@@ -46,7 +54,10 @@ inline constexpr double position_step = 1.0 / 512.0;
                              field<&Transform::z>("z", fixed_point<18>{-256.0, position_step}),
                              field<&Transform::yaw>("yaw", angle<12>{})),
         component<Health>("Health", field<&Health::value>("value", integer<>{})),
-        component<Kind>("Kind", field<&Kind::value>("value", integer<>{}))};
+        component<Kind>("Kind", field<&Kind::value>("value", integer<>{})),
+        component<LastHit>("LastHit", field<&LastHit::target>("target", integer<>{}),
+                           field<&LastHit::tick>("tick", integer<>{}),
+                           field<&LastHit::hits>("hits", integer<>{}))};
     return instance;
 }
 

@@ -87,16 +87,20 @@ inline void step_avatar(Transform& t, Mover& m, const move_input& input, float d
 // ---- for the client's predictor (client-sdk prediction.hpp: prediction_rules<Transform>{predict_avatar,
 // position_of, displace}) ---------------------------------------------------------------------------------
 
-/// One tick of the own avatar with the input the client sent for it, as the server will run it. An input
-/// that does not decode, or with a number that is not finite, moves nothing (the server refuses it).
+/// One tick of the own avatar with the input the client sent for it (a move, or a move with a shot), as the
+/// server will run it. An input that does not decode, or with a number that is not finite, moves nothing
+/// (the server refuses it).
 inline void predict_avatar(Transform& t, std::string_view payload, double dt) {
-    const auto input = decode_move_input(payload);
-    if (!input || !std::isfinite(input->dir_x) || !std::isfinite(input->dir_y) ||
-        !std::isfinite(input->speed)) {
+    const auto decoded = decode_input(payload);
+    if (!decoded) {
+        return;
+    }
+    const auto& input = decoded->move;
+    if (!std::isfinite(input.dir_x) || !std::isfinite(input.dir_y) || !std::isfinite(input.speed)) {
         return;
     }
     Mover velocity;
-    step_avatar(t, velocity, *input, static_cast<float>(dt));
+    step_avatar(t, velocity, input, static_cast<float>(dt));
 }
 
 /// Where a Transform is.

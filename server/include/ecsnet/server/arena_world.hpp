@@ -16,6 +16,9 @@
 //                                             changes, through the command buffer
 // - per-entity randomness is a hash of (seed, tick, entity), so the world evolves the same whatever the
 //   number of worker threads.
+// - every NPC and avatar is hit-testable (hit_target, radius 0.5 m); an input with the fire action
+//   (arena/input.hpp) casts a ray from the shooter along its aim through the server's lag compensation, at
+//   the render time the client drew: a hit takes 10 health from the target and sets LastHit on the shooter.
 
 #include <cstddef>
 #include <cstdint>
@@ -24,6 +27,7 @@
 #include <string>
 
 #include <ecsnet/arena/components.hpp>
+#include <ecsnet/arena/input.hpp>
 #include <ecsnet/arena/scene.hpp>
 #include <ecsnet/ecs/registry.hpp>
 #include <ecsnet/ecs/scheduler.hpp>
@@ -59,6 +63,7 @@ public:
     void update(double dt) override;
     /// Transform.x and .y over the arena (interest management).
     [[nodiscard]] std::optional<spatial_layout> spatial() const override;
+    void use_lag_compensation(lag_compensation* compensation) override { lag_compensation_ = compensation; }
 
     /// Checkpoints: Mover and Avatar (server-only), Transform's exact floats, and the tick count and the
     /// spawn generator's state: a restored arena evolves exactly as the saved one would have.
@@ -73,6 +78,7 @@ public:
 
 private:
     entity spawn_npc();
+    std::optional<std::string> fire(client_id client, entity avatar, const arena::action_input& action);
     void build_systems();
 
     arena_options options_;
@@ -80,6 +86,7 @@ private:
     arena::scene_random random_;
     std::unique_ptr<ecsnet::scheduler> scheduler_;
     std::uint64_t ticks_{};
+    lag_compensation* lag_compensation_{};
 };
 
 } // namespace ecsnet::server

@@ -43,6 +43,7 @@
 #include "client_link.hpp"
 #include "connection_manager.hpp"
 #include "game_world.hpp"
+#include "lag_compensation.hpp"
 #include "log_limiter.hpp"
 #include "options.hpp"
 #include "replicator.hpp"
@@ -105,6 +106,8 @@ public:
     /// The world. Use it on the server thread only (e.g. through call()).
     [[nodiscard]] game_world& world() noexcept { return *world_; }
     [[nodiscard]] const proto::snapshot_history& history() const noexcept { return history_; }
+    /// Lag compensation, when the world has a spatial layout (else null). On the server thread only.
+    [[nodiscard]] lag_compensation* lag_compensator() noexcept { return lag_compensation_.get(); }
     /// How snapshots are made (whole world, or interest-managed views).
     [[nodiscard]] replicator& replication() noexcept { return *replicator_; }
 
@@ -184,6 +187,7 @@ private:
 
     proto::snapshot_history history_;
     std::unique_ptr<replicator> replicator_;
+    std::unique_ptr<lag_compensation> lag_compensation_;
     tick_pacer pacer_;
     proto::tick_type tick_{0};
     tick_observer tick_observer_;

@@ -22,6 +22,7 @@
 namespace ecsnet::server {
 
 using client_id = std::uint32_t;
+class lag_compensation;
 
 /// Where the world's entities are, for interest management (the server's spatial grid): the replicated
 /// component and its two fixed-point fields that hold an entity's position on the ground plane, and the area
@@ -107,6 +108,14 @@ public:
         static_cast<void>(candidate);
         return true;
     }
+
+    // ---- lag compensation (lag_compensation.hpp, docs/lag_compensation.md) ---------------------------
+    // Entities with a hit_target component (hit_target.hpp) are recorded every tick when the world has a
+    // spatial layout; the world's apply_input evaluates its shots through the server's lag_compensation.
+
+    /// The server's lag compensation (null without a spatial layout), given once, before any input; it
+    /// outlives the world's use of it.
+    virtual void use_lag_compensation(lag_compensation* compensation) { static_cast<void>(compensation); }
 };
 
 } // namespace ecsnet::server

@@ -74,6 +74,11 @@ struct server_options {
     // and the leave radius; every client's set costs a quarter of a recomputation per tick, not half.
     std::uint32_t relevancy_period{4};
 
+    // Lag compensation (lag_compensation.hpp): how far back a shot may be evaluated (and how much history
+    // of the hit-testable entities is kept), and the least time between two shots of a client.
+    std::chrono::milliseconds lag_compensation{500};
+    std::chrono::milliseconds min_fire_interval{100};
+
     // Agones (docs/agones.md): the SDK sidecar's REST API, with --agones or when AGONES_SDK_HTTP_PORT is set.
     agones::sdk_options agones;
     // Checkpoints (docs/operations.md): the world is saved to `save_path` every `save_every` (and once more

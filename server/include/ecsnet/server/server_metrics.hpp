@@ -54,6 +54,12 @@ struct server_metrics {
     counter& checkpoints_skipped;
     gauge& checkpoint_last_duration;
     gauge& checkpoint_last_size;
+    // Lag compensation (lag_compensation.hpp).
+    counter& shots;
+    counter& shot_hits;
+    counter_family& fire_rewind_clamped;
+    counter_family& fire_refused;
+    gauge& hit_history_bytes;
 
     server_metrics();
 };
