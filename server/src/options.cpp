@@ -55,8 +55,21 @@ parsed_options parse_options(int argc, const char* const* argv) {
     app.add_option("--sim-reorder", sim_reorder, "network simulator (UDP): fraction of datagrams held back")
         ->check(CLI::Range(0.0, 1.0));
     app.add_option("--admin-port", options.admin_port,
-                   "HTTP port for /metrics and /healthz (0: any free port)")
+                   "HTTP port for /metrics, /healthz, /inspector and /api/ (0: any free port)")
         ->capture_default_str();
+    app.add_option("--admin-address", options.admin_address,
+                   "address the admin port listens on (0.0.0.0: every interface; /inspector and /api/ then "
+                   "need --admin-token from other hosts)")
+        ->capture_default_str();
+    app.add_option("--admin-token", options.admin_token,
+                   "bearer token other hosts must present for /inspector and /api/ (at least 16 characters; "
+                   "default: none, loopback only)")
+        ->check([](const std::string& token) {
+            return token.empty() || token.size() >= 16
+                       ? std::string{}
+                       : std::string{"an admin token has at least 16 characters"};
+        })
+        ->envname("ECSNET_ADMIN_TOKEN"); // kept off the command line, which other users can read
     app.add_option("--tick-rate", options.tick_rate, "simulation ticks per second")
         ->check(CLI::Range(std::uint32_t{1}, std::uint32_t{240}))
         ->capture_default_str();
