@@ -84,8 +84,15 @@ map.addEventListener('click', (event) => {
 });
 
 function legend() {
-  $('legend').innerHTML = KIND_COLOURS.map((c, k) => `<span><i style="background:${c}"></i>kind ${k}</span>`).join('') +
-    '<span><i style="background:#fff"></i>avatar</span>';
+  // Swatches coloured through the CSSOM: the page's Content-Security-Policy refuses inline style attributes.
+  const item = (colour, label) => {
+    const span = document.createElement('span');
+    const swatch = document.createElement('i');
+    swatch.style.background = colour;
+    span.append(swatch, label);
+    return span;
+  };
+  $('legend').replaceChildren(...KIND_COLOURS.map((c, k) => item(c, `kind ${k}`)), item('#ffffff', 'avatar'));
 }
 
 // --- entity list ---
@@ -193,6 +200,7 @@ function graph(canvas, series, colours) {
   g.fillStyle = '#0b0d10';
   g.fillRect(0, 0, canvas.width, canvas.height);
   const all = series.flat().filter((v) => Number.isFinite(v));
+  if (all.length === 0) return;
   const top = Math.max(1e-9, ...all) * 1.1;
   series.forEach((values, s) => {
     g.strokeStyle = colours[s];
@@ -215,6 +223,7 @@ async function loadSeries() {
     graph($('graph-tick'), [samples.map((s) => s.tick_ms_mean), samples.map((s) => s.tick_ms_max)], ['#4fb3ff', '#ff9f43']);
     graph($('graph-clients'), [samples.map((s) => s.clients)], ['#6fdc8c']);
     graph($('graph-bandwidth'), [samples.map((s) => s.bytes_out_per_s / 1024), samples.map((s) => s.bytes_in_per_s / 1024)], ['#4fb3ff', '#ff9f43']);
+    document.body.dataset.samples = samples.length;
   } catch (error) { /* the next poll retries */ }
 }
 
