@@ -2,6 +2,8 @@
 
 #include <sys/socket.h>
 
+#include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <stdexcept>
 
@@ -112,10 +114,14 @@ void admin_server::add_inspector_routes() {
     });
 
     http_->Get("/inspector", [](const httplib::Request& request, httplib::Response& response) {
-        // Relative asset URLs resolve under /inspector/.
-        response.set_redirect(request.has_param("access_token")
-                                  ? "/inspector/?access_token=" + request.get_param_value("access_token")
-                                  : std::string{"/inspector/"});
+        // Relative asset URLs resolve under /inspector/. The token is passed on only when it is made of
+        // URL-safe characters (it is reflected into a header).
+        const auto token = request.get_param_value("access_token");
+        const bool safe = !token.empty() && std::all_of(token.begin(), token.end(), [](char c) {
+            return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '-' || c == '_' || c == '.' ||
+                   c == '~';
+        });
+        response.set_redirect(safe ? "/inspector/?access_token=" + token : std::string{"/inspector/"});
     });
     http_->Get(R"(/inspector/([a-z.]*))", [](const httplib::Request& request, httplib::Response& response) {
         const std::string wanted = request.matches[1].str().empty() ? "index.html" : request.matches[1].str();

@@ -23,7 +23,7 @@ work=$(mktemp -d)
 pid=""
 cleanup() {
     if [[ -n "$pid" ]] && kill -0 "$pid" 2>/dev/null; then
-        kill -INT "$pid"
+        kill -TERM "$pid"
         wait "$pid" || true
     fi
     rm -rf "$work"
@@ -44,7 +44,7 @@ start_server() { # extra flags...
     [[ -n "$admin" ]] || { echo "FAIL: the server did not start"; cat "$work/log"; exit 1; }
 }
 stop_server() {
-    kill -INT "$pid"
+    kill -TERM "$pid"
     wait "$pid" || true
     pid=""
 }

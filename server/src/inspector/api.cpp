@@ -162,7 +162,16 @@ api_reply entities_reply(const frame& current, const proto::schema_layout& layou
     // q: digits match the start of an entity's index; other text a client's name (its avatar).
     const bool numeric = !query.empty() &&
                          std::all_of(query.begin(), query.end(), [](char c) { return c >= '0' && c <= '9'; });
-    std::vector<std::size_t> matches;
+    // Names: the matching clients' avatars, looked up by index (not every client for every entity).
+    std::vector<std::uint32_t> named;
+    if (!numeric && !query.empty()) {
+        for (const auto& client : current.clients) {
+            if (client.avatar && client.name.find(query) != std::string::npos) {
+                named.push_back(*client.avatar);
+            }
+        }
+        std::sort(named.begin(), named.end());
+    }
     const auto matches_query = [&](std::size_t at) {
         if (query.empty()) {
             return true;
@@ -172,8 +181,7 @@ api_reply entities_reply(const frame& current, const proto::schema_layout& layou
             const auto end = std::to_chars(digits, digits + sizeof digits, current.entities[at]).ptr;
             return std::string_view{digits, static_cast<std::size_t>(end - digits)}.starts_with(query);
         }
-        const auto* client = client_of(current, current.entities[at]);
-        return client != nullptr && client->name.find(query) != std::string::npos;
+        return std::binary_search(named.begin(), named.end(), current.entities[at]);
     };
     const std::size_t first = *page_number * *page_size;
     std::size_t total = 0;

@@ -79,6 +79,7 @@ void feed::copy_newest(const proto::snapshot_history& history, frame& out) {
     }
     const auto generations = history.newest_generations();
     out.generations.assign(generations.begin(), generations.end());
+    out.generations.resize(out.entities.size()); // parallel to the entities, whatever happens
     out.components.resize(state.components.size());
     for (std::size_t c = 0; c < state.components.size(); ++c) {
         const auto& from = state.components[c];
