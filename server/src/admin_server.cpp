@@ -67,7 +67,8 @@ admin_server::~admin_server() {
 }
 
 void admin_server::serve_inspector(inspector::feed& feed, const proto::schema_layout& layout,
-                                   std::string token) {
+                                   std::string token, counter& refused) {
+    refused_ = &refused;
     feed_ = &feed;
     layout_ = &layout;
     token_ = std::move(token);
@@ -84,12 +85,12 @@ void admin_server::add_inspector_routes() {
         response.set_header("Cache-Control", "no-store");
         response.set_header("X-Content-Type-Options", "nosniff");
         if (request.method != "GET" && request.method != "HEAD") {
-            ++refused_;
+            refused_->add();
             refuse(response, 405, "the admin endpoint is read-only: GET only");
             return result::Handled;
         }
         if (request.target.size() > max_target_length) {
-            ++refused_;
+            refused_->add();
             refuse(response, 414, "request target longer than " + std::to_string(max_target_length));
             return result::Handled;
         }
@@ -97,7 +98,7 @@ void admin_server::add_inspector_routes() {
             request.path, request.remote_addr, request.get_header_value("Host"),
             request.get_header_value("Authorization"), request.get_param_value("access_token"), token_);
         if (!decision.allowed()) {
-            ++refused_;
+            refused_->add();
             if (decision.status == 401) {
                 response.set_header("WWW-Authenticate", "Bearer");
             }
@@ -149,7 +150,7 @@ void admin_server::add_inspector_routes() {
         const auto per_page = request.get_param_value("per_page");
         const auto query = request.get_param_value("q");
         const auto reply = inspector::entities_reply(*frame, *layout_, page, per_page, query);
-        refused_ += reply.status != 200 ? 1 : 0;
+        refused_->add(reply.status != 200 ? 1 : 0);
         reply_json(response, reply);
     });
     http_->Get(R"(/api/entity/([^/]*))",
@@ -159,7 +160,7 @@ void admin_server::add_inspector_routes() {
                        return refuse(response, 503, "no frame yet: the server has not ticked");
                    }
                    const auto reply = inspector::entity_reply(*frame, *layout_, request.matches[1].str());
-                   refused_ += reply.status >= 400 ? 1 : 0;
+                   refused_->add(reply.status >= 400 ? 1 : 0);
                    reply_json(response, reply);
                });
     http_->Get("/api/clients", [this](const httplib::Request&, httplib::Response& response) {
@@ -174,7 +175,7 @@ void admin_server::add_inspector_routes() {
     http_->Get("/api/stream", [this](const httplib::Request& request, httplib::Response& response) {
         auto slot = feed_->open_stream();
         if (!slot) {
-            ++refused_;
+            refused_->add();
             return refuse(response, 503,
                           std::to_string(feed_->options().max_streams) + " event streams are open already");
         }
@@ -183,7 +184,7 @@ void admin_server::add_inspector_routes() {
             const auto parsed =
                 inspector::parse_count(request.get_param_value("points"), inspector::map_points_max);
             if (!parsed || *parsed == 0) {
-                ++refused_;
+                refused_->add();
                 return refuse(response, 400,
                               "points is a number from 1 to " + std::to_string(inspector::map_points_max));
             }

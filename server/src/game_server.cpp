@@ -164,7 +164,7 @@ game_server::game_server(server_options options, std::unique_ptr<game_world> wor
             [this](std::string game_server_json) { on_allocated(std::move(game_server_json)); });
     }
     world_->declare_saveable(saveable_);
-    admin_.serve_inspector(inspector_, history_.layout(), options_.admin_token);
+    admin_.serve_inspector(inspector_, history_.layout(), options_.admin_token, metrics_.admin_refused);
 }
 
 game_server::~game_server() {
@@ -570,6 +570,7 @@ void game_server::feed_inspector(clock::time_point started, clock::time_point en
         next->tick_rate = options_.tick_rate;
         next->copy_ms = std::chrono::duration<double, std::milli>(clock::now() - copy_started).count();
         inspector_.publish(std::move(next), ended);
+        metrics_.inspector_frames.add();
     }
 
     // The time series: one sample a second, always (a few numbers).

@@ -107,7 +107,13 @@ server_metrics::server_metrics()
     , checkpoint_last_duration{registry.add_gauge(
           "ecsnet_checkpoint_last_duration_seconds",
           "Time the last checkpoint took to encode and write, off the tick thread.")}
-    , checkpoint_last_size{
-          registry.add_gauge("ecsnet_checkpoint_last_size_bytes", "Size of the last checkpoint written.")} {}
+    , checkpoint_last_size{registry.add_gauge("ecsnet_checkpoint_last_size_bytes",
+                                              "Size of the last checkpoint written.")}
+    , admin_refused{registry.add_counter(
+          "ecsnet_admin_refused_requests_total",
+          "Admin endpoint requests refused: access, bad input, too many event streams, not read-only.")}
+    , inspector_frames{registry.add_counter(
+          "ecsnet_inspector_frames_total",
+          "Frames the tick thread copied from the history for the inspector (only while someone looks).")} {}
 
 } // namespace ecsnet::server

@@ -140,6 +140,7 @@ TEST(Inspector, ApiPagesALargeWorldAndRefusesBadInput) {
     std::this_thread::sleep_for(300ms);
     // Nobody looked yet: no frame was copied.
     EXPECT_EQ(server.get().inspector().latest(), nullptr);
+    EXPECT_EQ(server.get().metrics().inspector_frames.value(), 0U);
 
     httplib::Client http{"127.0.0.1", server.get().admin_port()};
     http.set_read_timeout(5, 0);
@@ -196,6 +197,8 @@ TEST(Inspector, ApiPagesALargeWorldAndRefusesBadInput) {
     ASSERT_TRUE(rebound);
     EXPECT_EQ(rebound->status, 403);
     EXPECT_EQ(get_status(http, "/healthz"), 200);
+    EXPECT_GE(server.get().metrics().admin_refused.value(), 15U); // the 400s, 405, 414 and 403 above
+    EXPECT_GE(server.get().metrics().inspector_frames.value(), 1U);
     const auto page_html = http.Get("/inspector/");
     ASSERT_TRUE(page_html);
     EXPECT_EQ(page_html->status, 200);

@@ -29,6 +29,7 @@ class Server;
 
 namespace ecsnet::server {
 
+class counter;
 class metrics_registry;
 
 class admin_server {
@@ -40,17 +41,16 @@ public:
     admin_server& operator=(const admin_server&) = delete;
     ~admin_server();
 
-    /// Adds /inspector and /api/ (before start()). `token`: --admin-token (empty: loopback peers only).
-    /// The feed and the layout must outlive the admin server.
-    void serve_inspector(inspector::feed& feed, const proto::schema_layout& layout, std::string token);
+    /// Adds /inspector and /api/ (before start()). `token`: --admin-token (empty: loopback peers only);
+    /// `refused` counts the requests refused (ecsnet_admin_refused_requests_total). The feed, the layout and
+    /// the counter must outlive the admin server.
+    void serve_inspector(inspector::feed& feed, const proto::schema_layout& layout, std::string token,
+                         counter& refused);
 
     /// Binds address:port (port 0: any free port), starts serving, and returns the bound port. Throws
     /// std::runtime_error if the address cannot be bound.
     std::uint16_t start(const std::string& address, std::uint16_t port);
     void stop();
-
-    /// Requests refused (bad input, access, too many streams): tests and the log limiter.
-    [[nodiscard]] std::uint64_t refused() const noexcept { return refused_.load(); }
 
 private:
     void add_inspector_routes();
@@ -60,7 +60,7 @@ private:
     inspector::feed* feed_{nullptr};
     const proto::schema_layout* layout_{nullptr};
     std::string token_;
-    std::atomic<std::uint64_t> refused_{0};
+    counter* refused_{nullptr};
     int listen_socket_{-1};
     std::unique_ptr<httplib::Server> http_;
     std::thread thread_;

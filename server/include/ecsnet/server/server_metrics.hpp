@@ -49,6 +49,9 @@ struct server_metrics {
     counter& checkpoints_skipped;
     gauge& checkpoint_last_duration;
     gauge& checkpoint_last_size;
+    // The admin endpoint and the inspector (docs/inspector.md).
+    counter& admin_refused;
+    counter& inspector_frames;
 
     server_metrics();
 };
