@@ -157,8 +157,17 @@ async function loadEntity() {
         if (x && y) state.selectedPosition = { x: x.real, y: y.real };
       }
     }
+    // Server-only components (read by the tick thread for this entity): values only, never quantized.
+    if (e.server_only) {
+      for (const c of e.server_only.components) {
+        rows.push(`<tr><th colspan="3" class="component server" data-component="${escapeHtml(c.name)}">${escapeHtml(c.name)} <span class="status">(server only)</span></th></tr>`);
+        for (const f of c.fields) {
+          rows.push(`<tr><td>${escapeHtml(f.name)}</td><td>–</td><td class="real">${Number.isInteger(f.value) ? f.value : Number(f.value).toFixed(4)}</td></tr>`);
+        }
+      }
+    }
     $('entity-panel').innerHTML = `<table><thead><tr><th>field</th><th>quantized</th><th>real</th></tr></thead><tbody>${rows.join('')}</tbody></table>` +
-      `<p class="status">${e.server_only}</p>`;
+      (e.server_only ? '' : '<p class="status">server-only components: not available this time</p>');
     $('entity-panel').dataset.tick = e.tick;
   } catch (error) {
     $('entity-panel').textContent = `entity ${state.selected}: ${error.message} (gone?)`;

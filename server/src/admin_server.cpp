@@ -153,16 +153,27 @@ void admin_server::add_inspector_routes() {
         refused_->add(reply.status != 200 ? 1 : 0);
         reply_json(response, reply);
     });
-    http_->Get(R"(/api/entity/([^/]*))",
-               [this](const httplib::Request& request, httplib::Response& response) {
-                   const auto frame = feed_->current(std::chrono::milliseconds{1000});
-                   if (!frame) {
-                       return refuse(response, 503, "no frame yet: the server has not ticked");
-                   }
-                   const auto reply = inspector::entity_reply(*frame, *layout_, request.matches[1].str());
-                   refused_->add(reply.status >= 400 ? 1 : 0);
-                   reply_json(response, reply);
-               });
+    http_->Get(
+        R"(/api/entity/([^/]*))", [this](const httplib::Request& request, httplib::Response& response) {
+            const auto frame = feed_->current(std::chrono::milliseconds{1000});
+            if (!frame) {
+                return refuse(response, 503, "no frame yet: the server has not ticked");
+            }
+            const auto wanted = request.matches[1].str();
+            // The server-only components come from the tick thread (a bounded request, answered between two
+            // ticks); the replicated ones from the frame. `?server=0` skips the former.
+            std::optional<inspector::server_only_view> server;
+            if (request.get_param_value("server") != "0") {
+                if (const auto index = inspector::parse_count(wanted, proto::max_net_index);
+                    index && frame->find(static_cast<std::uint32_t>(*index))) {
+                    server = feed_->server_only(static_cast<std::uint32_t>(*index), frame->tick,
+                                                std::chrono::milliseconds{250});
+                }
+            }
+            const auto reply = inspector::entity_reply(*frame, *layout_, wanted, server ? &*server : nullptr);
+            refused_->add(reply.status >= 400 ? 1 : 0);
+            reply_json(response, reply);
+        });
     http_->Get("/api/clients", [this](const httplib::Request&, httplib::Response& response) {
         const auto frame = feed_->current(std::chrono::milliseconds{1000});
         const auto disconnects = feed_->disconnects();

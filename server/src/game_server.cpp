@@ -573,6 +573,21 @@ void game_server::feed_inspector(clock::time_point started, clock::time_point en
         metrics_.inspector_frames.add();
     }
 
+    // Server-only components of the entities open in an inspector's panel (a few, on request).
+    if (inspector_.server_only_wanted()) {
+        for (const auto index : inspector_.take_server_only_requests()) {
+            inspector::server_only_view view;
+            view.tick = tick_;
+            view.index = index;
+            const auto e = world_->registry().current(index);
+            if (e != null_entity) {
+                view.version = entity_traits::to_version(e);
+                view.components = world_->inspect(e);
+            }
+            inspector_.answer_server_only(std::move(view));
+        }
+    }
+
     // The time series: one sample a second, always (a few numbers).
     auto& second = inspector_second_;
     const double tick_ms = std::chrono::duration<double, std::milli>(ended - started).count();

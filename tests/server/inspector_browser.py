@@ -189,6 +189,8 @@ def main():
         tools.click("#clients tbody tr")
         tools.wait_until("document.getElementById('entity-title').textContent.includes('avatar of inspected-0')",
                          5, "the client's avatar in the entity panel")
+        tools.wait_until("!!document.querySelector('#entity-panel [data-component=\"Avatar\"]')", 5,
+                         "the avatar's server-only Avatar component")
 
         # The graphs drew a few seconds (one sample a second, polled every 2 s); the screenshot is for people.
         tools.wait_until("Number(document.body.dataset.samples || 0) >= 3", 10, "the graphs' samples")

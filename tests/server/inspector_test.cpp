@@ -227,6 +227,14 @@ TEST(Inspector, ClientsAndTheirDisconnects) {
         ASSERT_TRUE(found);
         EXPECT_NE(found->body.find("\"index\":" + std::to_string(*avatar)), std::string::npos) << found->body;
         EXPECT_NE(found->body.find("\"total\":1"), std::string::npos);
+        // The avatar's server-only components, read by the tick thread on request.
+        const auto own = http.Get(("/api/entity/" + std::to_string(*avatar)).c_str());
+        ASSERT_TRUE(own);
+        EXPECT_NE(own->body.find("\"server_only\":{\"tick\":"), std::string::npos) << own->body;
+        EXPECT_NE(own->body.find("{\"name\":\"Avatar\",\"fields\":[{\"name\":\"client\",\"value\":" +
+                                 std::to_string(client.client_id)),
+                  std::string::npos)
+            << own->body;
     }
     bool recorded = false;
     for (int attempt = 0; attempt < 50 && !recorded; ++attempt) {

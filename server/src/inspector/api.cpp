@@ -224,7 +224,8 @@ api_reply entities_reply(const frame& current, const proto::schema_layout& layou
     return {200, out.take()};
 }
 
-api_reply entity_reply(const frame& current, const proto::schema_layout& layout, std::string_view index) {
+api_reply entity_reply(const frame& current, const proto::schema_layout& layout, std::string_view index,
+                       const server_only_view* server) {
     const auto wanted = parse_count(index, proto::max_net_index);
     if (!wanted) {
         return {400, error_body("an entity is named by its index, a number from 0 to " +
@@ -260,7 +261,24 @@ api_reply entity_reply(const frame& current, const proto::schema_layout& layout,
     } else {
         out.null();
     }
-    out.member("server_only", "not shown: the inspector reads the replicated history, not the registry");
+    // Server-only components: read by the tick thread for this entity, when it answered in time and the
+    // index still holds the same occupant (its entity version is the generation's low 12 bits).
+    const bool same = server != nullptr && server->version &&
+                      *server->version == (current.generations[*at] & entity_traits::version_mask);
+    out.key("server_only");
+    if (same) {
+        out.begin_object().member("tick", server->tick).key("components").begin_array();
+        for (const auto& component : server->components) {
+            out.begin_object().member("name", component.name).key("fields").begin_array();
+            for (const auto& [name, value] : component.fields) {
+                out.begin_object().member("name", name).member("value", value).end_object();
+            }
+            out.end_array().end_object();
+        }
+        out.end_array().end_object();
+    } else {
+        out.null();
+    }
     out.end_object();
     return {200, out.take()};
 }

@@ -125,6 +125,54 @@ void feed::add_disconnect(disconnect_record record) {
     }
 }
 
+std::vector<std::uint32_t> feed::take_server_only_requests() {
+    std::vector<std::uint32_t> out;
+    {
+        const std::lock_guard lock{mutex_};
+        out.swap(server_only_pending_);
+        server_only_wanted_.store(false, std::memory_order_relaxed);
+    }
+    return out;
+}
+
+void feed::answer_server_only(server_only_view view) {
+    {
+        const std::lock_guard lock{mutex_};
+        std::erase_if(server_only_answers_, [&](const server_only_view& v) { return v.index == view.index; });
+        server_only_answers_.push_back(std::move(view));
+        while (server_only_answers_.size() > 2 * options_.server_only_pending) {
+            server_only_answers_.pop_front();
+        }
+    }
+    published_.notify_all();
+}
+
+std::optional<server_only_view> feed::server_only(std::uint32_t index, proto::tick_type at_least,
+                                                  std::chrono::milliseconds wait) {
+    std::unique_lock lock{mutex_};
+    const auto answered = [&]() -> const server_only_view* {
+        for (const auto& v : server_only_answers_) {
+            if (v.index == index && v.tick >= at_least) {
+                return &v;
+            }
+        }
+        return nullptr;
+    };
+    if (answered() == nullptr) {
+        if (std::find(server_only_pending_.begin(), server_only_pending_.end(), index) ==
+            server_only_pending_.end()) {
+            if (server_only_pending_.size() >= options_.server_only_pending) {
+                return std::nullopt;
+            }
+            server_only_pending_.push_back(index);
+        }
+        server_only_wanted_.store(true, std::memory_order_relaxed);
+        published_.wait_for(lock, wait, [&] { return answered() != nullptr || stopped_.load(); });
+    }
+    const auto* found = answered();
+    return found != nullptr ? std::optional<server_only_view>{*found} : std::nullopt;
+}
+
 std::shared_ptr<const frame> feed::latest() const {
     const std::lock_guard lock{mutex_};
     return latest_;

@@ -13,6 +13,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include <ecsnet/ecs/registry.hpp>
 #include <ecsnet/proto/schema.hpp>
@@ -40,6 +42,12 @@ struct client_input {
     std::uint32_t client_tick{};
     std::uint32_t sequence{};
     std::string_view payload; // game-defined bytes, never trusted
+};
+
+/// One server-only component of an entity as the live inspector shows it (game_world::inspect).
+struct inspected_component {
+    std::string name;
+    std::vector<std::pair<std::string, double>> fields; // name, value
 };
 
 class game_world {
@@ -103,6 +111,16 @@ public:
         static_cast<void>(avatar);
         static_cast<void>(candidate);
         return true;
+    }
+
+    // ---- the live inspector (docs/inspector.md) -----------------------------------------------------------
+
+    /// The server-only components of `e` (a valid entity) for the inspector's entity panel: the replicated
+    /// ones come from the snapshot history. Called on the tick thread between two ticks, only for entities
+    /// open in an inspector (at most a few a tick). The default: none.
+    [[nodiscard]] virtual std::vector<inspected_component> inspect(entity e) const {
+        static_cast<void>(e);
+        return {};
     }
 };
 

@@ -52,8 +52,9 @@ inline constexpr std::size_t per_page_max = 500;
 [[nodiscard]] api_reply entities_reply(const frame& current, const proto::schema_layout& layout,
                                        std::string_view page, std::string_view per_page,
                                        std::string_view query);
+/// `server`: the entity's server-only components, if the tick thread answered in time.
 [[nodiscard]] api_reply entity_reply(const frame& current, const proto::schema_layout& layout,
-                                     std::string_view index);
+                                     std::string_view index, const server_only_view* server = nullptr);
 [[nodiscard]] api_reply clients_reply(const frame* current, const proto::schema_layout& layout,
                                       std::span<const disconnect_record> disconnects);
 [[nodiscard]] api_reply series_reply(std::span<const series_sample> samples);

@@ -11,6 +11,10 @@
 // (shared_ptr<const>); the tick thread copies into a retired frame nobody holds any more, so a steady
 // state allocates nothing.
 //
+// Server-only components are not in the history: an entity panel's request (server_only()) queues the
+// entity's index (at most `server_only_pending` at once) and the tick thread answers between two ticks
+// with game_world::inspect() for those few entities only.
+//
 // The time series (tick duration, clients, bandwidth: one sample a second, the last 10 minutes) and the
 // recent disconnects (with reasons) are kept whether or not anyone looks: a few numbers a second.
 //
@@ -31,6 +35,8 @@
 #include <vector>
 
 #include <ecsnet/proto/history.hpp>
+
+#include "../game_world.hpp"
 
 namespace ecsnet::server::inspector {
 
@@ -61,6 +67,14 @@ struct disconnect_record {
     std::int64_t unix_ms{};
     std::uint64_t bytes_sent{};
     std::uint64_t bytes_received{};
+};
+
+/// An entity's server-only components (game_world::inspect), read by the tick thread on request.
+struct server_only_view {
+    proto::tick_type tick{};
+    std::uint32_t index{};
+    std::optional<std::uint32_t> version; // the occupant's entity version; none when the index is free
+    std::vector<inspected_component> components;
 };
 
 /// One second of the server.
@@ -112,6 +126,8 @@ struct feed_options {
     std::size_t max_streams{32};
     std::size_t series_seconds{600};
     std::size_t disconnects_kept{64};
+    /// Entities whose server-only components may be waiting for the tick thread at once (more: skipped).
+    std::size_t server_only_pending{8};
 };
 
 class feed {
@@ -134,6 +150,13 @@ public:
     void publish(std::shared_ptr<frame> next, clock::time_point now);
     void add_sample(const series_sample& sample);
     void add_disconnect(disconnect_record record);
+    /// True when an entity panel asked for server-only components (a relaxed load: cheap every tick).
+    [[nodiscard]] bool server_only_wanted() const noexcept {
+        return server_only_wanted_.load(std::memory_order_relaxed);
+    }
+    /// The indices asked for since the last call (at most server_only_pending).
+    [[nodiscard]] std::vector<std::uint32_t> take_server_only_requests();
+    void answer_server_only(server_only_view view);
 
     // --- any thread ---
     [[nodiscard]] std::shared_ptr<const frame> latest() const;
@@ -145,6 +168,10 @@ public:
                                                           std::chrono::milliseconds wait);
     [[nodiscard]] std::vector<series_sample> series() const;
     [[nodiscard]] std::vector<disconnect_record> disconnects() const;
+    /// Asks the tick thread for `index`'s server-only components and waits (at most `wait`) for an answer
+    /// read at tick `at_least` or later; nothing when it did not come in time or too many are pending.
+    [[nodiscard]] std::optional<server_only_view> server_only(std::uint32_t index, proto::tick_type at_least,
+                                                              std::chrono::milliseconds wait);
 
     /// An open event stream: counts against max_streams while it lives.
     class stream_slot {
@@ -190,6 +217,9 @@ private:
     std::shared_ptr<frame> retired_; // the previous frame: reused once no reader holds it
     std::deque<series_sample> series_;
     std::deque<disconnect_record> disconnects_;
+    std::atomic<bool> server_only_wanted_{false};
+    std::vector<std::uint32_t> server_only_pending_;
+    std::deque<server_only_view> server_only_answers_; // the newest few, one per index
 };
 
 /// A field's real value (metres, radians...) from its quantized one, as the schema's quantizer decodes it.
