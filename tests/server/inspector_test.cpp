@@ -295,7 +295,7 @@ TEST(Inspector, StreamsAreCappedWithoutStarvingHealthOrTheTick) {
     std::this_thread::sleep_until(started + 1500ms); // the tick's pace, measured with 32 viewers
     const auto elapsed = std::chrono::duration<double>(steady::now() - started).count();
     const auto ticks = server.get().metrics().ticks.value() - ticks_before;
-    EXPECT_GE(static_cast<double>(ticks), elapsed * 30.0 * 0.7) << ticks << " ticks in " << elapsed << " s";
+    EXPECT_GE(static_cast<double>(ticks), elapsed * 30.0 * 0.5) << ticks << " ticks in " << elapsed << " s";
 
     // Values change over time on a stream: a few events a second, each of a newer tick.
     const auto ticks_seen = streams[0]->event_ticks(3);
