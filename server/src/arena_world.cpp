@@ -326,4 +326,15 @@ void arena_world::update(double dt) {
     ++ticks_;
 }
 
+std::vector<inspected_component> arena_world::inspect(entity e) const {
+    std::vector<inspected_component> out;
+    if (const auto* mover = registry_.try_get<arena::Mover>(e)) {
+        out.push_back({"Mover", {{"vx", mover->vx}, {"vy", mover->vy}}});
+    }
+    if (const auto* avatar = registry_.try_get<Avatar>(e)) {
+        out.push_back({"Avatar", {{"client", static_cast<double>(avatar->client)}}});
+    }
+    return out;
+}
+
 } // namespace ecsnet::server

@@ -172,6 +172,7 @@ game_server::game_server(server_options options, std::unique_ptr<game_world> wor
             &metrics_);
         world_->use_lag_compensation(lag_compensation_.get());
     }
+    admin_.serve_inspector(inspector_, history_.layout(), options_.admin_token, metrics_.admin_refused);
 }
 
 game_server::~game_server() {
@@ -240,13 +241,19 @@ void game_server::open() {
         tokens_ =
             std::make_unique<token_checker>(key, options_.protocol_id, public_addresses_of(options_, port_));
     }
-    admin_port_ = admin_.start(options_.bind_address, options_.admin_port);
+    admin_port_ = admin_.start(options_.admin_address, options_.admin_port);
     const char* transports = options_.transport == transport_kind::both  ? "TCP and UDP"
                              : options_.transport == transport_kind::tcp ? "TCP"
                                                                          : "UDP";
-    spdlog::info("listening for clients on {}:{} ({}), admin (/metrics, /healthz) on {}:{}; tick rate {} Hz",
-                 options_.bind_address, port_, transports, options_.bind_address, admin_port_,
+    spdlog::info("listening for clients on {}:{} ({}), admin (/metrics, /healthz, /inspector) on {}:{}; tick "
+                 "rate {} Hz",
+                 options_.bind_address, port_, transports, options_.admin_address, admin_port_,
                  options_.tick_rate);
+    if (!asio::ip::make_address(options_.admin_address).is_loopback() && options_.admin_token.empty()) {
+        spdlog::info("admin port on {}: /metrics and /healthz answer every host; /inspector and /api/ only "
+                     "loopback (set --admin-token to open them to others)",
+                     options_.admin_address);
+    }
     if (options_.insecure_dev) {
         spdlog::warn(
             "--insecure-dev: connect tokens use the published development key, so anyone who can reach "
@@ -538,6 +545,7 @@ void game_server::tick() {
         export_transport_metrics(tick_ % options_.tick_rate == 0); // clients' RTT and loss once a second
     }
     const auto ended = clock::now();
+    feed_inspector(started, ended);
     peer_log_.flush(ended);
     checkpoint_log_.flush(ended);
     metrics_.ticks.add();
@@ -558,6 +566,96 @@ void game_server::tick() {
         }
     }
     schedule_tick(next.next_start);
+}
+
+void game_server::feed_inspector(clock::time_point started, clock::time_point ended) {
+    // The frame: only while someone looks, a few times a second (inspector_feed.hpp). Its cost is part of
+    // this tick's duration (measured in bench/inspector_tick_p99).
+    if (inspector_.wants_frame(ended)) {
+        const auto copy_started = clock::now();
+        auto next = inspector_.take_spare();
+        inspector::feed::copy_newest(history_, *next);
+        next->clients.clear();
+        connections_.for_each([this, &next](client_link& c) {
+            const auto& s = c.state();
+            const auto m = c.measures();
+            inspector::client_summary summary;
+            summary.id = s.id;
+            summary.name = s.name;
+            summary.remote = c.remote();
+            summary.transport = std::string{c.transport()};
+            summary.playing = s.state == session::phase::playing;
+            if (s.avatar != null_entity) {
+                summary.avatar = entity_traits::to_index(s.avatar);
+            }
+            summary.rtt_ms = m.rtt_ms;
+            summary.loss = m.loss;
+            summary.bytes_sent = m.bytes_sent;
+            summary.bytes_received = m.bytes_received;
+            if (s.acked) {
+                summary.ticks_behind = tick_ - *s.acked;
+            }
+            summary.full_state_requests = s.full_state_requests;
+            summary.inputs_received = s.inputs_received;
+            summary.unsent_bytes = m.unsent_bytes;
+            next->clients.push_back(std::move(summary));
+        });
+        next->relevancy_radius = dynamic_cast<interest_replicator*>(replicator_.get()) != nullptr
+                                     ? options_.relevancy_radius
+                                     : 0.0F;
+        next->tick_rate = options_.tick_rate;
+        next->copy_ms = std::chrono::duration<double, std::milli>(clock::now() - copy_started).count();
+        inspector_.publish(std::move(next), ended);
+        metrics_.inspector_frames.add();
+    }
+
+    // Server-only components of the entities open in an inspector's panel (a few, on request).
+    if (inspector_.server_only_wanted()) {
+        for (const auto index : inspector_.take_server_only_requests()) {
+            inspector::server_only_view view;
+            view.tick = tick_;
+            view.index = index;
+            const auto e = world_->registry().current(index);
+            if (e != null_entity) {
+                view.version = entity_traits::to_version(e);
+                view.components = world_->inspect(e);
+            }
+            inspector_.answer_server_only(std::move(view));
+        }
+    }
+
+    // The time series: one sample a second, always (a few numbers).
+    auto& second = inspector_second_;
+    const double tick_ms = std::chrono::duration<double, std::milli>(ended - started).count();
+    if (second.ticks == 0 && second.start == clock::time_point{}) {
+        second.start = started;
+        second.bytes_out = metrics_.sent_bytes.value();
+        second.bytes_in = metrics_.received_bytes.value();
+    }
+    second.sum_ms += tick_ms;
+    second.max_ms = std::max(second.max_ms, tick_ms);
+    ++second.ticks;
+    const double elapsed = std::chrono::duration<double>(ended - second.start).count();
+    if (elapsed >= 1.0) {
+        const auto out = metrics_.sent_bytes.value();
+        const auto in = metrics_.received_bytes.value();
+        inspector::series_sample sample;
+        sample.unix_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                             std::chrono::system_clock::now().time_since_epoch())
+                             .count();
+        sample.tick_ms_mean = second.sum_ms / second.ticks;
+        sample.tick_ms_max = second.max_ms;
+        sample.ticks = second.ticks;
+        sample.clients = static_cast<std::uint32_t>(admitted_);
+        sample.bytes_out_per_s = static_cast<double>(out - second.bytes_out) / elapsed;
+        sample.bytes_in_per_s = static_cast<double>(in - second.bytes_in) / elapsed;
+        sample.entities = history_.empty() ? 0 : history_.newest().entities.size();
+        inspector_.add_sample(sample);
+        second = {};
+        second.start = ended;
+        second.bytes_out = out;
+        second.bytes_in = in;
+    }
 }
 
 void game_server::begin_shutdown() {
@@ -811,6 +909,9 @@ void game_server::handle_ack(client_link& from, const v1::Ack& ack) {
         metrics_.stale_acks.add();
         return;
     }
+    if (ack.full_state_requested()) {
+        ++s.full_state_requests;
+    }
     replicator_->on_ack(*s.replication, ack);
     if (!ack.full_state_requested() && (!s.acked || ack.tick() > *s.acked)) {
         s.acked = ack.tick();
@@ -926,6 +1027,12 @@ void game_server::on_left(client_link& left) {
     }
     const auto reason = v1::DisconnectReason_Name(s.close_reason);
     metrics_.disconnects.with(reason).add();
+    {
+        const auto m = left.measures();
+        inspector_.add_disconnect(inspector::disconnect_record{s.id, s.name, left.remote(), reason,
+                                                               s.close_message.substr(0, 200), 0,
+                                                               m.bytes_sent, m.bytes_received});
+    }
     if (peer_log_.allow(reason + " disconnects", clock::now())) {
         const auto m = left.measures();
         spdlog::info("{} disconnected: {} ({}); {} bytes in, {} bytes out", describe(left), reason,

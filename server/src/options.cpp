@@ -1,5 +1,7 @@
 #include "ecsnet/server/options.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -55,8 +57,28 @@ parsed_options parse_options(int argc, const char* const* argv) {
     app.add_option("--sim-reorder", sim_reorder, "network simulator (UDP): fraction of datagrams held back")
         ->check(CLI::Range(0.0, 1.0));
     app.add_option("--admin-port", options.admin_port,
-                   "HTTP port for /metrics and /healthz (0: any free port)")
+                   "HTTP port for /metrics, /healthz, /inspector and /api/ (0: any free port)")
         ->capture_default_str();
+    app.add_option("--admin-address", options.admin_address,
+                   "address the admin port listens on (0.0.0.0: every interface; /inspector and /api/ then "
+                   "need --admin-token from other hosts)")
+        ->capture_default_str();
+    app.add_option("--admin-token", options.admin_token,
+                   "bearer token other hosts must present for /inspector and /api/ (16 to 256 characters "
+                   "among A-Z a-z 0-9 - . _ ~; default: none, loopback only)")
+        ->check([](const std::string& token) {
+            const bool url_safe = std::all_of(token.begin(), token.end(), [](char c) {
+                return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '-' || c == '.' || c == '_' ||
+                       c == '~';
+            });
+            if (token.empty() || (token.size() >= 16 && token.size() <= 256 && url_safe)) {
+                return std::string{};
+            }
+            return std::string{
+                "an admin token has 16 to 256 characters among A-Z a-z 0-9 - . _ ~ (it may travel "
+                "in a URL)"};
+        })
+        ->envname("ECSNET_ADMIN_TOKEN"); // kept off the command line, which other users can read
     app.add_option("--tick-rate", options.tick_rate, "simulation ticks per second")
         ->check(CLI::Range(std::uint32_t{1}, std::uint32_t{240}))
         ->capture_default_str();

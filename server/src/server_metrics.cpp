@@ -129,7 +129,13 @@ server_metrics::server_metrics()
           "ecsnet_fire_refused_total",
           "Shots refused: sooner than --min-fire-interval-ms after the last, or with an invalid aim.",
           "reason", {"cooldown", "invalid"})}
-    , hit_history_bytes{
-          registry.add_gauge("ecsnet_hit_history_bytes", "Memory held by the lag-compensation history.")} {}
+    , hit_history_bytes{registry.add_gauge("ecsnet_hit_history_bytes",
+                                           "Memory held by the lag-compensation history.")}
+    , admin_refused{registry.add_counter(
+          "ecsnet_admin_refused_requests_total",
+          "Admin endpoint requests refused: access, bad input, too many event streams, not read-only.")}
+    , inspector_frames{registry.add_counter(
+          "ecsnet_inspector_frames_total",
+          "Frames the tick thread copied from the history for the inspector (only while someone looks).")} {}
 
 } // namespace ecsnet::server

@@ -127,6 +127,9 @@ def main():
     check(all(p.get("containerPort") != admin_port for p in game_ports), "the admin port is exposed as a game port")
     check(any(p.get("containerPort") == admin_port and "hostPort" not in p for p in container.get("ports", [])),
           "the admin port is not a container port without a host port")
+    admin_address = flags.get("--admin-address", "127.0.0.1")
+    check(not admin_address.startswith("127.") and admin_address not in ("::1", "localhost"),
+          "the admin port listens on loopback only (--admin-address): Prometheus in the cluster cannot scrape it")
     exposed = set(re.findall(r"(\d+/(?:tcp|udp))", " ".join(re.findall(r"^EXPOSE .*$", dockerfile, re.M))))
     check({f"{port}/udp", f"{port}/tcp", f"{admin_port}/tcp"} <= exposed,
           f"docker/Dockerfile does not EXPOSE {port}/udp, {port}/tcp and {admin_port}/tcp")

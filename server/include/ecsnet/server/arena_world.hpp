@@ -72,6 +72,8 @@ public:
     [[nodiscard]] std::optional<std::string> load_state(std::string_view state) override;
     /// Avatars of the previous run's clients are removed: their clients get new ones when they rejoin.
     void restored() override;
+    /// Mover (vx, vy) and Avatar (client).
+    [[nodiscard]] std::vector<inspected_component> inspect(entity e) const override;
 
     [[nodiscard]] std::uint64_t ticks() const noexcept { return ticks_; }
     [[nodiscard]] std::size_t npcs() const noexcept;

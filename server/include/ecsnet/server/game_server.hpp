@@ -43,6 +43,7 @@
 #include "client_link.hpp"
 #include "connection_manager.hpp"
 #include "game_world.hpp"
+#include "inspector/inspector_feed.hpp"
 #include "lag_compensation.hpp"
 #include "log_limiter.hpp"
 #include "options.hpp"
@@ -97,6 +98,8 @@ public:
     /// The UDP side, when the server listens on UDP (its counters; tests).
     [[nodiscard]] udp_listener* udp() noexcept { return udp_.get(); }
     [[nodiscard]] std::uint16_t admin_port() const noexcept { return admin_port_; }
+    /// What the live inspector reads (docs/inspector.md).
+    [[nodiscard]] inspector::feed& inspector() noexcept { return inspector_; }
     [[nodiscard]] server_metrics& metrics() noexcept { return metrics_; }
     /// True while the tick loop runs and ticked recently (what /healthz reports).
     [[nodiscard]] bool healthy() const noexcept;
@@ -149,6 +152,8 @@ private:
     void restore_checkpoint();
     void take_checkpoint(clock_type::time_point now);
     void collect_checkpoint_outcome();
+    /// The inspector's frame (a copy of the newest tick, while someone looks) and its one-second samples.
+    void feed_inspector(clock_type::time_point started, clock_type::time_point ended);
     [[nodiscard]] std::uint64_t server_time_us(std::chrono::steady_clock::time_point at) const noexcept;
 
     // connection_handler
@@ -207,7 +212,16 @@ private:
     clock_type::time_point next_checkpoint_{};
     log_limiter checkpoint_log_; // failures: the first of a period, then a summary
 
-    log_limiter peer_log_; // lines any peer can cause
+    log_limiter peer_log_;      // lines any peer can cause
+    inspector::feed inspector_; // before admin_, which reads it
+    struct {
+        clock_type::time_point start{};
+        double sum_ms{};
+        double max_ms{};
+        std::uint32_t ticks{};
+        std::uint64_t bytes_out{};
+        std::uint64_t bytes_in{};
+    } inspector_second_; // the current second of the inspector's time series
     admin_server admin_;
     std::unique_ptr<agones::sdk_client> agones_; // after io_: stopped (its threads joined) before io_ goes
     std::uint16_t port_{};

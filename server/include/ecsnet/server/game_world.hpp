@@ -13,6 +13,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include <ecsnet/ecs/registry.hpp>
 #include <ecsnet/proto/schema.hpp>
@@ -44,6 +46,12 @@ struct client_input {
     /// No input of the client arrived for this tick: its newest one is applied again (input_buffer.hpp).
     /// Continuous state (a movement) should go on; one-shot actions (firing) must not happen twice.
     bool repeated{false};
+};
+
+/// One server-only component of an entity as the live inspector shows it (game_world::inspect).
+struct inspected_component {
+    std::string name;
+    std::vector<std::pair<std::string, double>> fields; // name, value
 };
 
 class game_world {
@@ -116,6 +124,16 @@ public:
     /// The server's lag compensation (null without a spatial layout), given once, before any input; it
     /// outlives the world's use of it.
     virtual void use_lag_compensation(lag_compensation* compensation) { static_cast<void>(compensation); }
+
+    // ---- the live inspector (docs/inspector.md) -----------------------------------------------------------
+
+    /// The server-only components of `e` (a valid entity) for the inspector's entity panel: the replicated
+    /// ones come from the snapshot history. Called on the tick thread between two ticks, only for entities
+    /// open in an inspector (at most a few a tick). The default: none.
+    [[nodiscard]] virtual std::vector<inspected_component> inspect(entity e) const {
+        static_cast<void>(e);
+        return {};
+    }
 };
 
 } // namespace ecsnet::server

@@ -38,8 +38,12 @@ struct server_options {
     std::vector<std::string> public_addresses;
     // The network simulator on the UDP transport (tests and bad-network rehearsals; off by default).
     transport::sim_config simulator;
-    std::uint16_t admin_port{7778}; // 0: any free port; HTTP /metrics and /healthz
-    std::uint32_t tick_rate{30};    // ticks per second (an integer: the protocol carries it as one)
+    std::uint16_t admin_port{7778}; // 0: any free port; HTTP /metrics, /healthz, /inspector and /api/
+    // The admin endpoint's address: loopback unless told otherwise. /metrics and /healthz answer anyone who
+    // can reach it; /inspector and /api/ answer other peers only with this bearer token (docs/inspector.md).
+    std::string admin_address{"127.0.0.1"};
+    std::string admin_token;     // empty: /inspector and /api/ answer loopback peers only
+    std::uint32_t tick_rate{30}; // ticks per second (an integer: the protocol carries it as one)
     std::size_t max_clients{1024};
     std::size_t npcs{10'000};
     std::uint64_t seed{42};

@@ -60,6 +60,9 @@ struct server_metrics {
     counter_family& fire_rewind_clamped;
     counter_family& fire_refused;
     gauge& hit_history_bytes;
+    // The admin endpoint and the inspector (docs/inspector.md).
+    counter& admin_refused;
+    counter& inspector_frames;
 
     server_metrics();
 };

@@ -44,6 +44,7 @@ struct session {
     // The client asked for an InputStatus with each tick (ClientHello.wants_input_status: it predicts).
     bool wants_input_status{false};
     std::uint64_t inputs_received{};
+    std::uint64_t full_state_requests{}; // acks refusing a delta (the client's mirror disagreed): desyncs
     v1::DisconnectReason close_reason{v1::DISCONNECT_REASON_UNSPECIFIED};
     std::string close_message;
     std::uint32_t retry_after_seconds{0}; // the retry hint of the Disconnect (draining: SHUTDOWN), 0: none
