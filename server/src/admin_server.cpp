@@ -47,9 +47,13 @@ admin_server::admin_server(const metrics_registry& metrics, health_check healthy
         response.status = ok ? 200 : 503;
         response.set_content(ok ? "ok\n" : "tick loop not running\n", "text/plain");
     });
-    // Idle keep-alive connections hold a worker: they are not kept long.
-    http_->set_keep_alive_max_count(100);
-    http_->set_keep_alive_timeout(2);
+    // One request per connection: cpp-httplib 0.11 keeps a connection open after any response, a refusal
+    // too (it ignores a "Connection: close" the handler sets), and an open connection holds one of the few
+    // workers for the keep-alive timeout. A client that keeps thousands of refused streams open would starve
+    // /healthz; closed after each answer, a refusal costs a worker a few microseconds. (A page reconnects per
+    // request on the loopback or the pod's network: negligible at a few requests a second.)
+    http_->set_keep_alive_max_count(1);
+    http_->set_keep_alive_timeout(1);
     http_->set_read_timeout(std::chrono::seconds{2});
     http_->set_payload_max_length(4096);
     // cpp-httplib 0.11 (a compiled library) listens with a backlog of 5: a burst of connections (a dozen

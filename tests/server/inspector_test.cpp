@@ -5,9 +5,12 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -67,7 +70,9 @@ TEST(InspectorApi, CountsAndRealValues) {
 // A bare HTTP/1.1 request on its own socket (the event streams stay open while the test holds them).
 class raw_http {
 public:
-    raw_http(std::uint16_t port, const std::string& target) {
+    /// `keep_alive`: asks to keep the connection open after the answer (HTTP/1.1's default), as a client
+    /// that wants to hold the server's workers would.
+    raw_http(std::uint16_t port, const std::string& target, bool keep_alive = false) {
         fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
         timeval timeout{3, 0};
         ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
@@ -78,8 +83,9 @@ public:
         if (::connect(fd_, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
             return;
         }
-        const std::string request =
-            "GET " + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
+        connected_ = true;
+        const std::string request = "GET " + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\n" +
+                                    (keep_alive ? "" : "Connection: close\r\n") + "\r\n";
         static_cast<void>(::send(fd_, request.data(), request.size(), MSG_NOSIGNAL));
     }
     raw_http(const raw_http&) = delete;
@@ -120,12 +126,29 @@ public:
         }
         return ticks;
     }
+    /// Whether the peer closed the connection (within the 3 s receive timeout), what it sent read first.
+    bool closed_by_peer() {
+        char buffer[4096];
+        for (int reads = 0; reads < 100; ++reads) {
+            const auto n = ::recv(fd_, buffer, sizeof buffer, 0);
+            if (n == 0) {
+                return true;
+            }
+            if (n < 0) {
+                return false;
+            }
+            received_.append(buffer, static_cast<std::size_t>(n));
+        }
+        return false;
+    }
+    [[nodiscard]] bool connected() const noexcept { return connected_; }
     [[nodiscard]] int status() {
         const auto head = read_until("\r\n");
         return head.size() > 12 ? std::atoi(head.substr(9, 3).c_str()) : 0;
     }
 
 private:
+    bool connected_{false};
     int fd_{-1};
     std::string received_;
 };
@@ -258,6 +281,29 @@ TEST(Inspector, ClientsAndTheirDisconnects) {
     EXPECT_NE(samples.find("\"tick_ms_max\":"), std::string::npos) << samples;
 }
 
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool sanitized = true;
+#else
+constexpr bool sanitized = false;
+#endif
+
+// How many connections a flood test may hold, at most `wanted`: this process holds both their ends, so the
+// soft file limit is raised as far as the hard one allows.
+std::size_t flood_size(std::size_t wanted) {
+    rlimit limit{};
+    if (::getrlimit(RLIMIT_NOFILE, &limit) != 0) {
+        return 200;
+    }
+    const rlim_t needed = 2 * wanted + 1024;
+    if (limit.rlim_cur < needed) {
+        limit.rlim_cur = std::min(needed, limit.rlim_max);
+        static_cast<void>(::setrlimit(RLIMIT_NOFILE, &limit));
+        static_cast<void>(::getrlimit(RLIMIT_NOFILE, &limit));
+    }
+    const auto usable = limit.rlim_cur > 1024 ? (limit.rlim_cur - 1024) / 2 : 100;
+    return std::clamp<std::size_t>(static_cast<std::size_t>(usable), 100, wanted);
+}
+
 TEST(Inspector, StreamsAreCappedWithoutStarvingHealthOrTheTick) {
     running_server server{test_options(2000)};
     const auto port = server.get().admin_port();
@@ -274,23 +320,36 @@ TEST(Inspector, StreamsAreCappedWithoutStarvingHealthOrTheTick) {
     }
     EXPECT_EQ(server.get().inspector().open_streams(), cap);
 
-    // 200 more at once: each refused with 503 and a reason, while /healthz answers and the tick keeps time.
+    // A flood of stream requests held open (keep-alive, as a client that wants the workers would): up to
+    // 10,000 at once, as many as this process may open (it holds both ends). Each is refused with 503 and a
+    // reason and its connection closed by the server at once (one request per connection: a refusal holds
+    // no worker), while /healthz answers and the tick keeps time.
     const auto ticks_before = server.get().metrics().ticks.value();
     const auto started = steady::now();
+    const auto flood = flood_size(sanitized ? 2'000 : 10'000);
     std::vector<std::unique_ptr<raw_http>> extra;
-    for (int i = 0; i < 200; ++i) {
-        extra.push_back(std::make_unique<raw_http>(port, "/api/stream"));
+    extra.reserve(flood);
+    for (std::size_t i = 0; i < flood; ++i) {
+        extra.push_back(std::make_unique<raw_http>(port, "/api/stream", true));
     }
     httplib::Client http{"127.0.0.1", port};
     http.set_read_timeout(3, 0);
+    const auto health_asked = steady::now();
     EXPECT_EQ(get_status(http, "/healthz"), 200);
+    EXPECT_LT(steady::now() - health_asked, 1s) << "/healthz waited behind the flood";
     std::size_t refused = 0;
+    std::size_t closed = 0;
     for (auto& attempt : extra) {
         const auto answer = attempt->read_until("}");
-        refused += answer.find("503") != std::string::npos &&
+        refused += attempt->connected() && answer.find("503") != std::string::npos &&
                    answer.find("event streams are open already") != std::string::npos;
+        closed += attempt->closed_by_peer();
     }
     EXPECT_EQ(refused, extra.size());
+    EXPECT_EQ(closed, extra.size());
+    std::printf("%zu stream requests refused and closed in %.2f s\n", extra.size(),
+                std::chrono::duration<double>(steady::now() - started).count());
+    extra.clear();
     EXPECT_EQ(get_status(http, "/healthz"), 200);
     std::this_thread::sleep_until(started + 1500ms); // the tick's pace, measured with 32 viewers
     const auto elapsed = std::chrono::duration<double>(steady::now() - started).count();
