@@ -32,6 +32,7 @@ constexpr char view_snapshot_tag = 0x4A;
 // remember_ack).
 constexpr std::chrono::milliseconds ack_repeat_first{100};
 constexpr std::chrono::milliseconds ack_repeat_most{1000};
+constexpr std::size_t max_predicted_entities = 64;
 
 } // namespace
 
@@ -421,6 +422,15 @@ void session::on_input_status(const v1::InputStatus& status) {
             status.has_lead_ticks() ? std::optional<std::int32_t>{status.lead_ticks()} : std::nullopt;
         s.input_applied_sequence = status.applied_sequence();
         s.inputs_ran_dry = status.ran_dry();
+        if (status.has_predicted()) {
+            s.predicted_entities.clear();
+            for (const auto& id : status.predicted().entities()) {
+                if (s.predicted_entities.size() >= max_predicted_entities) {
+                    break; // a sane bound: a client predicts a few entities, not thousands
+                }
+                s.predicted_entities.push_back(proto::net_entity{id.index(), id.generation()});
+            }
+        }
     });
 }
 
