@@ -262,19 +262,21 @@ std::optional<std::string> arena_world::apply_input(client_id client, entity ava
     // A repeated input (none arrived for this tick: input_buffer.hpp) keeps the avatar moving; it never
     // shoots again.
     if (decoded->action && decoded->action->fires() && !input.repeated) {
-        return fire(client, avatar, *decoded->action);
+        return fire(client, avatar, *decoded->action, input.predicting);
     }
     return std::nullopt;
 }
 
 std::optional<std::string> arena_world::fire(client_id client, entity avatar,
-                                             const arena::action_input& action) {
+                                             const arena::action_input& action, bool predicting) {
     if (lag_compensation_ == nullptr) {
         return "fire without lag compensation";
     }
     const auto& at = registry_.get<Transform>(avatar);
-    const auto result = lag_compensation_->shoot(shot_request{
-        client, avatar, action.render_time_us, action.aim_x, action.aim_y, fire_range, at.x, at.y});
+    // A predicting client sees itself in the present: its shot starts where its avatar is now.
+    const auto result =
+        lag_compensation_->shoot(shot_request{client, avatar, action.render_time_us, action.aim_x,
+                                              action.aim_y, fire_range, at.x, at.y, predicting});
     if (result.outcome == shot_outcome::refused_invalid) {
         return "fire with an invalid aim";
     }

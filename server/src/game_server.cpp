@@ -482,10 +482,12 @@ void game_server::tick() {
         if (s.state != session::phase::playing) {
             return;
         }
-        const bool dry = s.inputs.take(this_tick, [&](const client_input& input) {
-            if (!input.repeated) {
+        const bool dry = s.inputs.take(this_tick, [&](const client_input& taken) {
+            if (!taken.repeated) {
                 metrics_.inputs.add();
             }
+            auto input = taken;
+            input.predicting = s.wants_input_status;
             if (auto refused = world_->apply_input(s.id, s.avatar, input)) {
                 metrics_.refused_inputs.add();
                 if (peer_log_.allow("refused inputs", started)) {
@@ -603,7 +605,8 @@ void game_server::add_predicted(session& s,
     // Sent for a few ticks after a change (a lost status is covered by the next ones) and once a second.
     constexpr proto::tick_type resend_ticks = 8;
     const bool recent = tick_ - s.predicted_changed_at < resend_ticks;
-    if (!recent && tick_ % std::max<std::uint32_t>(options_.tick_rate, 1) != 0) {
+    const bool never = s.predicted.empty() && s.predicted_changed_at == 0; // a game that marks nothing
+    if (never || (!recent && tick_ % std::max<std::uint32_t>(options_.tick_rate, 1) != 0)) {
         return;
     }
     auto& out = *status.mutable_predicted();

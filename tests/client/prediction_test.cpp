@@ -1,7 +1,8 @@
 // Client-side prediction (issue 17): the predictor against the server's own world, without sockets (a
 // simulated 100 ms round trip with 5% loss, 60 s of game time as fast as it runs); corrections after a push
 // the client cannot predict; the server's input buffer refusing what it must; and one short live run over
-// UDP with the transport's network simulator.
+// UDP with the transport's network simulator. The same for an entity the server marks predicted for the
+// client besides its avatar (the arena's companion drone, marked_predictions.hpp).
 
 #include <cmath>
 #include <cstdint>

@@ -88,7 +88,8 @@ public:
 
 private:
     entity spawn_npc();
-    std::optional<std::string> fire(client_id client, entity avatar, const arena::action_input& action);
+    std::optional<std::string> fire(client_id client, entity avatar, const arena::action_input& action,
+                                    bool predicting);
     void build_systems();
 
     arena_options options_;
