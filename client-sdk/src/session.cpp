@@ -388,6 +388,7 @@ void session::on_welcome(const v1::ServerWelcome& welcome) {
     }
     handshake_timer_.cancel();
     status_.set_tick_rate(welcome.tick_rate());
+    status_.update([](client_stats& s) { s.predicted_entities.clear(); }); // net ids of this connection only
     set_phase(client_state::connected);
     last_ping_ = steady::time_point{};
     heartbeat(); // the first Ping leaves now: the clock is set within one round trip

@@ -535,6 +535,23 @@ TEST(Prediction, LiveOverUdpTheServerMarksTheCompanionAndTheClientPredictsItWith
     ASSERT_TRUE(seen.has_value());
     EXPECT_GT(seen->x, mirrored.x) << "the predicted drone runs ahead of the server's, eastwards";
     EXPECT_EQ(walk.core_of(net.own_entity()), nullptr) << "the avatar is predicted by its own rules";
+
+    // The server unmarks it: InputStatus.predicted says so within a few ticks, and the client shows the
+    // server's state of the drone again.
+    const auto avatar = srv.avatar_of("pet-owner");
+    ASSERT_TRUE(srv.server().call([&] {
+        auto& world = static_cast<server::arena_world&>(srv.server().world());
+        const auto companion = world.companion_of(avatar);
+        return companion != null_entity && world.registry().remove<server::predicted_by>(companion) == 1;
+    }));
+    ASSERT_TRUE(poll_until(net, [&] {
+        walk.update(arena::encode(arena::move_input{0, 1.0F, 0.0F, 4.0F}));
+        return walk.core_of(drone) == nullptr;
+    }));
+    EXPECT_TRUE(net.stats().predicted_entities.empty());
+    const auto shown = walk.visible(drone);
+    ASSERT_TRUE(shown.has_value());
+    EXPECT_EQ(shown->x, net.registry().get<Transform>(drone).x) << "unmarked: the mirror's state";
 }
 
 } // namespace

@@ -28,7 +28,8 @@
 // component: a vehicle it drives, a pet that follows it) are predicted with the same inputs when the game
 // registers their rules (marked_predictions.hpp):
 //
-//   predicted.predict_marked(ecsnet::arena::companion_prediction_rules());
+//   predicted.predict_marked({&ecsnet::arena::predict_companion, &ecsnet::arena::position_of,
+//                             &ecsnet::arena::displace});
 //   if (auto drone = predicted.visible(entity)) { draw(*drone); }   // marked: predicted; else the server's
 //
 // Each marked entity has its own ring of states, reconciliation and smoothing; one that leaves the set or
