@@ -6,6 +6,9 @@
 //   BM_RollbackReplay10     predictor::reconcile of a mispredicted tick 10 ticks behind the newest: the
 //                           comparison, the rollback to the server's state and 10 ticks replayed (plus the
 //                           one advance() per iteration that keeps the prediction 10 ticks ahead)
+//   BM_AvatarTick           predictor::advance: one predicted tick of the avatar (step, input and state kept)
+//   BM_AvatarAndCompanionTick  the same plus marked_predictions::follow: the companion the server marks
+//                           predicted for the client steps with the same input (what a marked entity adds)
 //
 // Before the benchmarks, main() measures the input delay felt, in a socket-free harness like
 // tests/client/prediction_test.cpp (the server's arena world and input buffer, 50 ms each way, 30 Hz): how
@@ -22,6 +25,7 @@
 
 #include "ecsnet/arena/input.hpp"
 #include "ecsnet/arena/movement.hpp"
+#include "ecsnet/client/marked_predictions.hpp"
 #include "ecsnet/client/predictor.hpp"
 #include "ecsnet/server/arena_world.hpp"
 #include "ecsnet/server/input_buffer.hpp"
@@ -69,6 +73,35 @@ void BM_RollbackReplay10(benchmark::State& state) {
         static_cast<double>(p.stats().ticks_replayed) / static_cast<double>(state.iterations()));
 }
 BENCHMARK(BM_RollbackReplay10);
+
+void BM_AvatarTick(benchmark::State& state) {
+    ecsnet::client::predictor<Transform> own{rules(), 1.0 / 30.0};
+    own.restart(0, Transform{10.0F, 20.0F, 0.0F, 0.0F});
+    for (auto _ : state) {
+        own.advance(walk);
+        benchmark::DoNotOptimize(own.predicted());
+    }
+}
+BENCHMARK(BM_AvatarTick);
+
+void BM_AvatarAndCompanionTick(benchmark::State& state) {
+    ecsnet::client::predictor<Transform> own{rules(), 1.0 / 30.0};
+    ecsnet::client::marked_predictions<Transform> marked{
+        {&ecsnet::arena::predict_companion, &ecsnet::arena::position_of, &ecsnet::arena::displace},
+        1.0 / 30.0};
+    own.restart(0, Transform{10.0F, 20.0F, 0.0F, 0.0F});
+    const ecsnet::proto::net_entity drone{2, 0};
+    marked.mark(std::span{&drone, 1});
+    marked.reconcile(drone, 0, Transform{11.0F, 20.0F, 0.0F, 0.0F}, own);
+    for (auto _ : state) {
+        own.advance(walk);
+        marked.follow(own);
+        benchmark::DoNotOptimize(marked.find(drone)->predicted());
+    }
+    state.counters["companion_ticks_per_iteration"] = benchmark::Counter(
+        static_cast<double>(marked.totals().ticks_predicted) / static_cast<double>(state.iterations()));
+}
+BENCHMARK(BM_AvatarAndCompanionTick);
 
 // Ticks from the input's change to the first tick at which what the player sees moves.
 std::uint32_t felt_delay(bool predict) {

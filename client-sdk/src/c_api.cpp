@@ -62,6 +62,9 @@ struct ecsnet_client {
                 sdk,
                 ecsnet::client::prediction_rules<ecsnet::arena::Transform>{
                     &ecsnet::arena::predict_avatar, &ecsnet::arena::position_of, &ecsnet::arena::displace});
+            // The arena's companion (server --companions), when the server marks it predicted for us.
+            predicted->predict_marked(ecsnet::client::prediction_rules<ecsnet::arena::Transform>{
+                &ecsnet::arena::predict_companion, &ecsnet::arena::position_of, &ecsnet::arena::displace});
         }
     }
 
@@ -780,13 +783,15 @@ ecsnet_result ecsnet_entity_get_predicted_double(ecsnet_client* client, ecsnet_e
     }
     return guarded(client, [&](ecsnet_client& c) {
         *value = server;
-        const auto own = c.sdk.own_net_entity();
         std::uint32_t transform = 0;
-        if (!c.predicted || !own || ecsnet_component_id(&c, "Transform", &transform) != ECSNET_OK ||
-            component != transform || entity != ecsnet_client::to_c(ecsnet::proto::net_id{*own})) {
+        if (!c.predicted || ecsnet_component_id(&c, "Transform", &transform) != ECSNET_OK ||
+            component != transform) {
             return ECSNET_OK;
         }
-        if (const auto visible = c.predicted->visible()) {
+        // The own avatar, or an entity the server marks predicted for this client (else the mirror's).
+        const auto local = c.sdk.mirror().find(ecsnet::proto::net_entity{
+            static_cast<std::uint32_t>(entity & 0xFFFFFFFFU), static_cast<std::uint32_t>(entity >> 32)});
+        if (const auto visible = c.predicted->visible(local)) {
             const double fields[] = {visible->x, visible->y, visible->z, visible->yaw};
             if (field < std::size(fields)) {
                 *value = fields[field];

@@ -32,6 +32,7 @@ constexpr char view_snapshot_tag = 0x4A;
 // remember_ack).
 constexpr std::chrono::milliseconds ack_repeat_first{100};
 constexpr std::chrono::milliseconds ack_repeat_most{1000};
+constexpr std::size_t max_predicted_entities = 64;
 
 } // namespace
 
@@ -387,6 +388,7 @@ void session::on_welcome(const v1::ServerWelcome& welcome) {
     }
     handshake_timer_.cancel();
     status_.set_tick_rate(welcome.tick_rate());
+    status_.update([](client_stats& s) { s.predicted_entities.clear(); }); // net ids of this connection only
     set_phase(client_state::connected);
     last_ping_ = steady::time_point{};
     heartbeat(); // the first Ping leaves now: the clock is set within one round trip
@@ -421,6 +423,15 @@ void session::on_input_status(const v1::InputStatus& status) {
             status.has_lead_ticks() ? std::optional<std::int32_t>{status.lead_ticks()} : std::nullopt;
         s.input_applied_sequence = status.applied_sequence();
         s.inputs_ran_dry = status.ran_dry();
+        if (status.has_predicted()) {
+            s.predicted_entities.clear();
+            for (const auto& id : status.predicted().entities()) {
+                if (s.predicted_entities.size() >= max_predicted_entities) {
+                    break; // a sane bound: a client predicts a few entities, not thousands
+                }
+                s.predicted_entities.push_back(proto::net_entity{id.index(), id.generation()});
+            }
+        }
     });
 }
 

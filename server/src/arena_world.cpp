@@ -10,6 +10,7 @@
 
 #include "ecsnet/server/hit_target.hpp"
 #include "ecsnet/server/lag_compensation.hpp"
+#include "ecsnet/server/predicted_by.hpp"
 
 namespace ecsnet::server {
 
@@ -31,6 +32,8 @@ constexpr double health_change_fraction = 0.01;
 constexpr double spawn_fraction = 0.001;
 constexpr double despawn_fraction = 0.001;
 constexpr std::uint8_t avatar_kind = 8;
+constexpr std::uint8_t companion_kind = 9;
+constexpr float companion_offset = 1.0F; // metres beside its avatar, at spawn
 constexpr float hit_radius = 0.5F;
 constexpr float fire_range = 3000.0F; // the whole arena, corner to corner
 constexpr std::uint16_t fire_damage = 10;
@@ -56,7 +59,7 @@ Mover moving(double heading, double speed) noexcept {
 arena_world::arena_world(arena_options options)
     : options_{options}
     , random_{options.seed} {
-    registry_.prepare<Transform, Health, Kind, Mover, Avatar, hit_target, LastHit>();
+    registry_.prepare<Transform, Health, Kind, Mover, Avatar, hit_target, LastHit, predicted_by>();
     for (std::size_t i = 0; i < options_.npcs; ++i) {
         spawn_npc();
     }
@@ -201,10 +204,33 @@ entity arena_world::client_joined(client_id client, std::string_view) {
     registry_.emplace<Mover>(e, 0.0F, 0.0F);
     registry_.emplace<Avatar>(e, client);
     registry_.emplace<hit_target>(e, hit_radius);
+    if (options_.companions) {
+        // Beside the avatar, on the grid; Avatar keeps the NPC systems off it, predicted_by tells the
+        // client to predict it (it moves with the client's inputs only: arena/movement.hpp).
+        const auto at = registry_.get<Transform>(e); // a copy: the emplace below may move the storage
+        const auto x =
+            std::clamp(at.x + companion_offset, static_cast<float>(-edge), static_cast<float>(edge));
+        const auto drone = registry_.create();
+        registry_.emplace<Transform>(drone, arena::on_position_grid(x), at.y, 0.0F, 0.0F);
+        registry_.emplace<Kind>(drone, companion_kind);
+        registry_.emplace<Mover>(drone, 0.0F, 0.0F);
+        registry_.emplace<Avatar>(drone, client);
+        registry_.emplace<predicted_by>(drone, client);
+        companions_[to_integral(e)] = drone;
+    }
     return e;
 }
 
+entity arena_world::companion_of(entity avatar) const {
+    const auto found = companions_.find(to_integral(avatar));
+    return found != companions_.end() && registry_.valid(found->second) ? found->second : null_entity;
+}
+
 void arena_world::client_left(client_id, entity avatar) {
+    if (const auto drone = companion_of(avatar); drone != null_entity) {
+        registry_.destroy(drone);
+    }
+    companions_.erase(to_integral(avatar));
     if (registry_.valid(avatar)) {
         registry_.destroy(avatar);
     }
@@ -230,22 +256,27 @@ std::optional<std::string> arena_world::apply_input(client_id client, entity ava
         return "input with a non-finite number";
     }
     registry_.replace<Mover>(avatar, arena::avatar_velocity(*move)); // arena/movement.hpp, as predicted
+    if (const auto drone = companion_of(avatar); drone != null_entity) {
+        registry_.replace<Mover>(drone, arena::companion_velocity(*move)); // predicted too
+    }
     // A repeated input (none arrived for this tick: input_buffer.hpp) keeps the avatar moving; it never
     // shoots again.
     if (decoded->action && decoded->action->fires() && !input.repeated) {
-        return fire(client, avatar, *decoded->action);
+        return fire(client, avatar, *decoded->action, input.predicting);
     }
     return std::nullopt;
 }
 
 std::optional<std::string> arena_world::fire(client_id client, entity avatar,
-                                             const arena::action_input& action) {
+                                             const arena::action_input& action, bool predicting) {
     if (lag_compensation_ == nullptr) {
         return "fire without lag compensation";
     }
     const auto& at = registry_.get<Transform>(avatar);
-    const auto result = lag_compensation_->shoot(shot_request{
-        client, avatar, action.render_time_us, action.aim_x, action.aim_y, fire_range, at.x, at.y});
+    // A predicting client sees itself in the present: its shot starts where its avatar is now.
+    const auto result =
+        lag_compensation_->shoot(shot_request{client, avatar, action.render_time_us, action.aim_x,
+                                              action.aim_y, fire_range, at.x, at.y, predicting});
     if (result.outcome == shot_outcome::refused_invalid) {
         return "fire with an invalid aim";
     }
@@ -319,6 +350,7 @@ void arena_world::restored() {
     for (const auto e : avatars) {
         registry_.destroy(e);
     }
+    companions_.clear(); // destroyed with the avatars (they carry Avatar too)
 }
 
 void arena_world::update(double dt) {

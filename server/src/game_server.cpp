@@ -15,6 +15,7 @@
 
 #include "ecsnet/server/interest_replicator.hpp"
 #include "ecsnet/server/lag_compensation.hpp"
+#include "ecsnet/server/predicted_by.hpp"
 #include "ecsnet/server/world_replicator.hpp"
 
 namespace ecsnet::server {
@@ -481,10 +482,12 @@ void game_server::tick() {
         if (s.state != session::phase::playing) {
             return;
         }
-        const bool dry = s.inputs.take(this_tick, [&](const client_input& input) {
-            if (!input.repeated) {
+        const bool dry = s.inputs.take(this_tick, [&](const client_input& taken) {
+            if (!taken.repeated) {
                 metrics_.inputs.add();
             }
+            auto input = taken;
+            input.predicting = s.wants_input_status;
             if (auto refused = world_->apply_input(s.id, s.avatar, input)) {
                 metrics_.refused_inputs.add();
                 if (peer_log_.allow("refused inputs", started)) {
@@ -521,8 +524,9 @@ void game_server::tick() {
 
     // 4. Every playing client wants this tick; sent now where the socket is idle. A client that predicts
     // gets its InputStatus first (unreliable over UDP, in the same datagram as the snapshot when it fits).
-    connections_.for_each([this](client_link& c) {
-        const auto& s = c.state();
+    const auto predicted = predicted_entities();
+    connections_.for_each([this, &predicted](client_link& c) {
+        auto& s = c.state();
         if (s.state != session::phase::playing) {
             return;
         }
@@ -536,6 +540,7 @@ void game_server::tick() {
                 st.set_lead_ticks(*lead);
             }
             st.set_ran_dry(static_cast<std::uint32_t>(s.inputs.ran_dry()));
+            add_predicted(s, predicted, st);
             c.send(status);
         }
         c.want_snapshot();
@@ -566,6 +571,50 @@ void game_server::tick() {
         }
     }
     schedule_tick(next.next_start);
+}
+
+std::unordered_map<client_id, std::vector<proto::net_entity>> game_server::predicted_entities() {
+    std::unordered_map<client_id, std::vector<proto::net_entity>> out;
+    const auto* markers = world_->registry().try_storage<predicted_by>();
+    if (markers == nullptr || markers->empty()) {
+        return out;
+    }
+    const auto* entities = markers->data();
+    const auto* marks = markers->raw();
+    for (std::size_t i = 0; i < markers->size(); ++i) {
+        out[marks[i].client].push_back(history_.to_net(entities[i]));
+    }
+    for (auto& [client, list] : out) {
+        std::sort(list.begin(), list.end(), [](const proto::net_entity& a, const proto::net_entity& b) {
+            return a.index != b.index ? a.index < b.index : a.generation < b.generation;
+        });
+    }
+    return out;
+}
+
+void game_server::add_predicted(session& s,
+                                const std::unordered_map<client_id, std::vector<proto::net_entity>>& all,
+                                v1::InputStatus& status) const {
+    static const std::vector<proto::net_entity> none;
+    const auto found = all.find(s.id);
+    const auto& now = found != all.end() ? found->second : none;
+    if (now != s.predicted) {
+        s.predicted = now;
+        s.predicted_changed_at = tick_;
+    }
+    // Sent for a few ticks after a change (a lost status is covered by the next ones) and once a second.
+    constexpr proto::tick_type resend_ticks = 8;
+    const bool recent = tick_ - s.predicted_changed_at < resend_ticks;
+    const bool never = s.predicted.empty() && s.predicted_changed_at == 0; // a game that marks nothing
+    if (never || (!recent && tick_ % std::max<std::uint32_t>(options_.tick_rate, 1) != 0)) {
+        return;
+    }
+    auto& out = *status.mutable_predicted();
+    for (const auto& e : s.predicted) {
+        auto& id = *out.add_entities();
+        id.set_index(e.index);
+        id.set_generation(e.generation);
+    }
 }
 
 void game_server::feed_inspector(clock::time_point started, clock::time_point ended) {

@@ -137,7 +137,7 @@ shot_result lag_compensation::shoot(const shot_request& shot) {
     result.evaluated_time_us = at;
 
     hit_ray ray{shot.fallback_x, shot.fallback_y, shot.aim_x, shot.aim_y, shot.range};
-    if (const auto origin = history_.position_of(shot.shooter, at)) {
+    if (const auto origin = shot.shooter_in_present ? std::nullopt : history_.position_of(shot.shooter, at)) {
         ray.x = origin->x;
         ray.y = origin->y;
     }

@@ -24,6 +24,7 @@ int main(int argc, char** argv) {
         arena_options arena;
         arena.npcs = options.npcs;
         arena.seed = options.seed;
+        arena.companions = options.companions;
         arena.tick_rate = options.tick_rate;
         arena.workers = options.workers;
         game_server server{options, std::make_unique<arena_world>(arena)};

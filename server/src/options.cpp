@@ -88,6 +88,8 @@ parsed_options parse_options(int argc, const char* const* argv) {
     app.add_option("--npcs", options.npcs, "wandering NPCs in the demo arena")
         ->check(CLI::Range(std::size_t{0}, std::size_t{500'000}))
         ->capture_default_str();
+    app.add_flag("--companions", options.companions,
+                 "the demo arena: each avatar gets a companion drone its client predicts");
     app.add_option("--seed", options.seed, "random seed of the demo world")->capture_default_str();
     app.add_option("--workers", options.workers, "scheduler worker threads")
         ->check(CLI::Range(std::size_t{1}, std::size_t{256}))

@@ -34,9 +34,9 @@ class test_server {
 public:
     /// relevancy_radius 0: every client sees the whole world; above 0, interest-managed views. key_file
     /// empty: --insecure-dev (clients make their own tokens); else the studio's key (--key-file). workers:
-    /// the scheduler's threads, and those recomputing relevant sets.
+    /// the scheduler's threads, and those recomputing relevant sets. companions: arena_options::companions.
     explicit test_server(std::size_t npcs = 300, std::uint32_t tick_rate = 30, float relevancy_radius = 0.0F,
-                         const std::string& key_file = {}, std::size_t workers = 1) {
+                         const std::string& key_file = {}, std::size_t workers = 1, bool companions = false) {
         spdlog::set_level(spdlog::level::warn);
         server::server_options options;
         options.bind_address = "127.0.0.1";
@@ -54,6 +54,7 @@ public:
         arena.npcs = npcs;
         arena.tick_rate = tick_rate;
         arena.workers = workers;
+        arena.companions = companions;
         server_ =
             std::make_unique<server::game_server>(options, std::make_unique<server::arena_world>(arena));
         server_->on_tick([this](proto::tick_type tick, const proto::snapshot_history& history) {

@@ -258,6 +258,19 @@ TEST(LagCompensation, AShotHitsWhereTheTargetWasAtTheRenderTimeNotWhereItIsNow) 
     EXPECT_EQ(f.compensation.counts().hits, 2U);
 }
 
+TEST(LagCompensation, APredictingShooterShootsFromWhereItIsNowAtTargetsWhereTheyWere) {
+    compensation_fixture f{0ms};
+    // The shooter was recorded at (0, 0); now (as it predicts and sees itself) it is at (50, 0). Aiming
+    // (10, 10) from there crosses where the target was at tick 20: (60, 10).
+    const auto present = f.compensation.shoot(server::shot_request{
+        1, f.shooter, compensation_fixture::time_of(20), 10.0F, 10.0F, 100.0F, 50.0F, 0.0F, true});
+    EXPECT_EQ(present.outcome, server::shot_outcome::hit);
+    // The same aim from where the history has the shooter passes (10, 10): a miss.
+    const auto recorded = f.compensation.shoot(server::shot_request{
+        1, f.shooter, compensation_fixture::time_of(20), 10.0F, 10.0F, 100.0F, 50.0F, 0.0F});
+    EXPECT_EQ(recorded.outcome, server::shot_outcome::miss);
+}
+
 TEST(LagCompensation, RenderTimesFromTheFutureOrBeyondTheWindowAreClampedAndCounted) {
     compensation_fixture f{0ms};
     // From the future: evaluated at the newest tick (x = 90).

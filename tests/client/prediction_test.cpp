@@ -1,7 +1,8 @@
 // Client-side prediction (issue 17): the predictor against the server's own world, without sockets (a
 // simulated 100 ms round trip with 5% loss, 60 s of game time as fast as it runs); corrections after a push
 // the client cannot predict; the server's input buffer refusing what it must; and one short live run over
-// UDP with the transport's network simulator.
+// UDP with the transport's network simulator. The same for an entity the server marks predicted for the
+// client besides its avatar (the arena's companion drone, marked_predictions.hpp).
 
 #include <cmath>
 #include <cstdint>
@@ -15,9 +16,11 @@
 #include "client_support.hpp"
 #include "ecsnet/arena/input.hpp"
 #include "ecsnet/arena/movement.hpp"
+#include "ecsnet/client/marked_predictions.hpp"
 #include "ecsnet/client/prediction.hpp"
 #include "ecsnet/client/predictor.hpp"
 #include "ecsnet/server/input_buffer.hpp"
+#include "ecsnet/server/predicted_by.hpp"
 
 namespace ecsnet::client {
 namespace {
@@ -28,6 +31,10 @@ using namespace std::chrono_literals;
 
 prediction_rules<Transform> avatar_rules() {
     return {&arena::predict_avatar, &arena::position_of, &arena::displace};
+}
+
+prediction_rules<Transform> companion_rules() {
+    return {&arena::predict_companion, &arena::position_of, &arena::displace};
 }
 
 prediction_options slack() {
@@ -66,7 +73,9 @@ struct loss_dice {
 
 /// The server's world and input buffer, and a predicting client, linked by delay queues: one step per
 /// server tick (the client's clock in step with the server's), one-way delay and loss both ways. Inputs go
-/// redundantly (every unacknowledged one in each packet), as over the UDP transport.
+/// redundantly (every unacknowledged one in each packet), as over the UDP transport. With companions, the
+/// avatar's drone (marked predicted_by the client) goes in each snapshot too, with whether it is marked (as
+/// InputStatus.predicted tells), and the client predicts it with the same inputs (marked_predictions.hpp).
 class harness {
 public:
     static constexpr std::uint32_t rate = 30;
@@ -74,10 +83,13 @@ public:
     static constexpr double loss = 0.05;
     static constexpr std::uint32_t lead = 4; // ticks ahead of the server: 1.5 ticks of latency + a margin
 
-    harness()
-        : world_{server::arena_options{.npcs = 0, .seed = 7, .tick_rate = rate, .workers = 1}}
+    explicit harness(bool companions = false)
+        : world_{server::arena_options{
+              .npcs = 0, .seed = 7, .tick_rate = rate, .workers = 1, .companions = companions}}
         , avatar_{world_.client_joined(1, "walker")}
-        , predictor_{avatar_rules(), 1.0 / rate} {}
+        , drone_{world_.companion_of(avatar_)}
+        , predictor_{avatar_rules(), 1.0 / rate}
+        , marked_{companion_rules(), 1.0 / rate} {}
 
     /// One server tick and what the client does at the same instant. `on_compared(tick, predicted, server)`
     /// is called for each server state the client compares with its prediction.
@@ -103,9 +115,15 @@ public:
             push_(world_.registry(), avatar_, tick_);
         }
         if (!dice_.lost(loss)) {
+            std::optional<Transform> drone;
+            bool marked = false;
+            if (drone_ != null_entity && world_.registry().valid(drone_)) {
+                drone = quantized(world_.registry().get<Transform>(drone_));
+                marked = world_.registry().all_of<server::predicted_by>(drone_);
+            }
             to_client_.push_back({now + one_way_ms, tick_,
                                   quantized(world_.registry().get<Transform>(avatar_)),
-                                  buffer_.applied_sequence()});
+                                  buffer_.applied_sequence(), drone, marked});
         }
         // The client: the snapshots that arrived, then the ticks it moved into.
         while (!to_client_.empty() && to_client_.front().arrives <= now) {
@@ -117,6 +135,19 @@ public:
             if (was_started && before) {
                 on_compared(s.tick, *before, s.state);
             }
+            const std::vector<proto::net_entity> marked =
+                s.drone_marked ? std::vector{drone_id()} : std::vector<proto::net_entity>{};
+            marked_.mark(marked);
+            if (s.drone) {
+                const auto* p = marked_.find(drone_id());
+                const auto drone_before = p != nullptr ? p->predicted_at(s.tick) : std::nullopt;
+                const bool drone_started = p != nullptr && p->started();
+                marked_.reconcile(drone_id(), s.tick, *s.drone, predictor_);
+                if (drone_started && drone_before && on_drone_compared_) {
+                    on_drone_compared_(s.tick, *drone_before, *s.drone);
+                }
+                drone_seen_ = *s.drone;
+            }
             to_client_.pop_front();
         }
         if (predictor_.started()) {
@@ -127,6 +158,7 @@ public:
                 predictor_.advance(payload);
             }
             predictor_.caught_up();
+            marked_.follow(predictor_);
         }
         std::erase_if(unacked_, [this](const sent_input& in) { return in.sequence <= acked_; });
         if (!unacked_.empty() && !dice_.lost(loss)) {
@@ -135,6 +167,17 @@ public:
     }
 
     [[nodiscard]] predictor<Transform>& client() noexcept { return predictor_; }
+    [[nodiscard]] marked_predictions<Transform>& marked() noexcept { return marked_; }
+    /// The drone's identity for the client (the harness has no net ids: its entity value will do).
+    [[nodiscard]] proto::net_entity drone_id() const noexcept {
+        return {static_cast<std::uint32_t>(to_integral(drone_)), 0};
+    }
+    [[nodiscard]] entity drone() const noexcept { return drone_; }
+    /// The drone's newest server state the client received.
+    [[nodiscard]] const std::optional<Transform>& drone_seen() const noexcept { return drone_seen_; }
+    void on_drone_compared(std::function<void(std::uint32_t, const Transform&, const Transform&)> f) {
+        on_drone_compared_ = std::move(f);
+    }
     [[nodiscard]] const server::input_buffer& buffer() const noexcept { return buffer_; }
     [[nodiscard]] std::uint32_t tick() const noexcept { return tick_; }
     void on_server_tick(std::function<void(registry&, entity, std::uint32_t)> push) {
@@ -156,6 +199,8 @@ private:
         std::uint32_t tick;
         Transform state;
         std::uint32_t applied_sequence;
+        std::optional<Transform> drone;
+        bool drone_marked;
     };
 
     // What the client reads: the replicated values (position and z at 1/512 m, yaw in 12 bits).
@@ -167,9 +212,13 @@ private:
 
     server::arena_world world_;
     entity avatar_;
+    entity drone_;
     server::input_buffer buffer_;
     std::uint32_t server_sequence_{};
     predictor<Transform> predictor_;
+    marked_predictions<Transform> marked_;
+    std::optional<Transform> drone_seen_;
+    std::function<void(std::uint32_t, const Transform&, const Transform&)> on_drone_compared_;
     std::uint32_t tick_{};
     std::uint32_t sequence_{};
     std::uint32_t acked_{};
@@ -245,6 +294,101 @@ TEST(Prediction, APushTheClientCannotPredictIsCorrectedWithinARoundTripAndShrink
     EXPECT_EQ(h.client().stats().mispredictions, 1U);
     EXPECT_NEAR(h.client().stats().correction_max, 3.0, 0.01);
     EXPECT_GE(h.client().stats().ticks_replayed, 1U);
+}
+
+TEST(Prediction, AMarkedCompanionIsPredictedExactlyWithTheAvatarAt100MsAnd5PercentLoss) {
+    harness h{true};
+    ASSERT_NE(h.drone(), null_entity) << "arena_options::companions spawns a drone with the avatar";
+    std::size_t compared = 0;
+    std::size_t drone_compared = 0;
+    h.on_drone_compared([&](std::uint32_t tick, const Transform& predicted, const Transform& server) {
+        ++drone_compared;
+        ASSERT_EQ(predicted.x, server.x) << "drone, tick " << tick;
+        ASSERT_EQ(predicted.y, server.y) << "drone, tick " << tick;
+    });
+    std::optional<Transform> drone_start;
+    for (int i = 0; i < 1800; ++i) {
+        h.step([&](std::uint32_t tick, const Transform& predicted, const Transform& server) {
+            ++compared;
+            ASSERT_EQ(predicted.x, server.x) << "avatar, tick " << tick;
+            ASSERT_EQ(predicted.y, server.y) << "avatar, tick " << tick;
+        });
+        ASSERT_FALSE(HasFatalFailure());
+        if (!drone_start) {
+            drone_start = h.drone_seen();
+        }
+    }
+    const auto* drone = h.marked().find(h.drone_id());
+    ASSERT_NE(drone, nullptr);
+    EXPECT_EQ(h.client().stats().mispredictions, 0U);
+    EXPECT_EQ(drone->stats().mispredictions, 0U);
+    EXPECT_EQ(drone->stats().ticks_replayed, 0U);
+    EXPECT_EQ(drone->stats().restarts, 1U) << "started once, from its first server state";
+    EXPECT_EQ(h.marked().totals().mispredictions, 0U);
+    EXPECT_GT(compared, 1600U);
+    EXPECT_GT(drone_compared, 1600U) << "the drone is compared at every tick the avatar is";
+    ASSERT_TRUE(drone_start.has_value());
+    ASSERT_TRUE(h.drone_seen().has_value());
+    EXPECT_GT(std::hypot(h.drone_seen()->x - drone_start->x, h.drone_seen()->y - drone_start->y), 1.0)
+        << "the drone moved with the inputs";
+}
+
+TEST(Prediction, APushedCompanionIsCorrectedWithinARoundTripAndAnUnmarkedOneIsNoLongerPredicted) {
+    harness h{true};
+    constexpr std::uint32_t push_tick = 300;
+    constexpr std::uint32_t unmark_tick = 450;
+    h.on_server_tick([&h](registry& reg, entity, std::uint32_t tick) {
+        if (tick == push_tick) { // something the client does not simulate moves the drone 2 m along y
+            reg.patch<Transform>(h.drone(), [](Transform& t) { t.y = arena::on_position_grid(t.y + 2.0F); });
+        }
+        if (tick == unmark_tick) {
+            reg.remove<server::predicted_by>(h.drone());
+        }
+    });
+    std::optional<std::uint32_t> corrected_at;
+    std::size_t wrong_after = 0;
+    h.on_drone_compared([&](std::uint32_t tick, const Transform& predicted, const Transform& server) {
+        if (tick >= push_tick && predicted.y != server.y && !corrected_at) {
+            corrected_at = h.tick();
+        } else if (corrected_at && predicted.y != server.y) {
+            ++wrong_after;
+        }
+    });
+    const auto ignore = [](std::uint32_t, const Transform&, const Transform&) {};
+    std::optional<prediction_stats> drone_stats;
+    for (int i = 0; i < 600; ++i) {
+        h.step(ignore);
+        if (corrected_at && *corrected_at == h.tick()) {
+            const auto* drone = h.marked().find(h.drone_id());
+            ASSERT_NE(drone, nullptr);
+            auto copy = *drone; // the frames after the correction: the error on screen shrinks every one
+            double previous = std::hypot(copy.visible_offset()[0], copy.visible_offset()[1]);
+            EXPECT_NEAR(previous, 2.0, 0.01) << "the whole push is on screen as an offset at first";
+            int frames = 0;
+            while (previous > 0.0 && frames < 200) {
+                copy.frame();
+                const double now = std::hypot(copy.visible_offset()[0], copy.visible_offset()[1]);
+                ASSERT_LT(now, previous) << "frame " << frames;
+                previous = now;
+                ++frames;
+            }
+            EXPECT_LT(frames, 60) << "smoothed away within a second at 60 frames a second";
+        }
+        if (h.tick() == unmark_tick - 1) {
+            const auto* drone = h.marked().find(h.drone_id());
+            ASSERT_NE(drone, nullptr);
+            drone_stats = drone->stats();
+        }
+    }
+    ASSERT_TRUE(corrected_at.has_value());
+    EXPECT_LE(*corrected_at, push_tick + 4) << "the first snapshot after the push corrects it";
+    EXPECT_EQ(wrong_after, 0U) << "converged: every later tick predicted exactly, until unmarked";
+    EXPECT_EQ(h.client().stats().mispredictions, 0U) << "the avatar was not pushed";
+    ASSERT_TRUE(drone_stats.has_value());
+    EXPECT_EQ(drone_stats->mispredictions, 1U);
+    EXPECT_NEAR(drone_stats->correction_max, 2.0, 0.01);
+    EXPECT_EQ(h.marked().find(h.drone_id()), nullptr) << "unmarked: no longer predicted";
+    EXPECT_EQ(h.marked().totals().mispredictions, 1U) << "the totals keep what an entity that left counted";
 }
 
 TEST(Prediction, TheInputBufferRefusesFutureAndFloodingInputsAndAppliesLateOnesOnce) {
@@ -354,6 +498,60 @@ TEST(Prediction, LiveOverUdpWith50MsEachWayAnd5PercentLossNothingIsMispredicted)
     EXPECT_GT(s.prediction.ticks_ahead, 0) << "the client runs ahead of the server";
     ASSERT_TRUE(s.input_lead_ticks.has_value());
     EXPECT_GE(*s.input_lead_ticks, 0) << "inputs arrive in time";
+}
+
+TEST(Prediction, LiveOverUdpTheServerMarksTheCompanionAndTheClientPredictsItWithoutMisprediction) {
+    test_server srv{50, 30, 0.0F, {}, 1, true};
+    auto options = over(transport_kind::udp, "pet-owner");
+    options.prediction = true;
+    options.simulator.latency = std::chrono::milliseconds{30};
+    options.simulator.seed = 5;
+    client net{arena::replicated_schema(), options};
+    prediction<Transform> walk{net, avatar_rules(), slack()};
+    walk.predict_marked(companion_rules());
+    net.connect("127.0.0.1", srv.port());
+    ASSERT_TRUE(poll_until(net, [&] { return net.own_entity() != null_entity; }));
+    const auto started = std::chrono::steady_clock::now();
+    while (std::chrono::steady_clock::now() - started < 2500ms) {
+        net.poll();
+        const bool walking = std::chrono::steady_clock::now() - started > 1s;
+        walk.update(arena::encode(walking ? arena::move_input{0, 1.0F, 0.0F, 4.0F} : arena::move_input{}));
+        std::this_thread::sleep_for(2ms);
+    }
+    const auto s = net.stats();
+    ASSERT_EQ(s.predicted_entities.size(), 1U) << "InputStatus.predicted names the drone";
+    const auto drone = net.mirror().find(s.predicted_entities.front());
+    ASSERT_NE(drone, null_entity);
+    const auto* core = walk.core_of(drone);
+    ASSERT_NE(core, nullptr);
+    EXPECT_GT(core->stats().ticks_compared, 20U);
+    EXPECT_EQ(core->stats().mispredictions, 0U) << "largest correction " << core->stats().correction_max;
+    EXPECT_EQ(s.prediction.entities, 2U) << "the avatar and its drone";
+    EXPECT_EQ(s.prediction.mispredictions, 0U) << "largest correction " << s.prediction.correction_max;
+    EXPECT_GE(s.prediction.ticks_compared, core->stats().ticks_compared + walk.core().stats().ticks_compared)
+        << "the stats are totals";
+    const auto seen = walk.visible(drone);
+    const auto mirrored = net.registry().get<Transform>(drone);
+    ASSERT_TRUE(seen.has_value());
+    EXPECT_GT(seen->x, mirrored.x) << "the predicted drone runs ahead of the server's, eastwards";
+    EXPECT_EQ(walk.core_of(net.own_entity()), nullptr) << "the avatar is predicted by its own rules";
+
+    // The server unmarks it: InputStatus.predicted says so within a few ticks, and the client shows the
+    // server's state of the drone again.
+    const auto avatar = srv.avatar_of("pet-owner");
+    ASSERT_TRUE(srv.server().call([&] {
+        auto& world = static_cast<server::arena_world&>(srv.server().world());
+        const auto companion = world.companion_of(avatar);
+        return companion != null_entity && world.registry().remove<server::predicted_by>(companion) == 1;
+    }));
+    ASSERT_TRUE(poll_until(net, [&] {
+        walk.update(arena::encode(arena::move_input{0, 1.0F, 0.0F, 4.0F}));
+        return walk.core_of(drone) == nullptr;
+    }));
+    EXPECT_TRUE(net.stats().predicted_entities.empty());
+    const auto shown = walk.visible(drone);
+    ASSERT_TRUE(shown.has_value());
+    EXPECT_EQ(shown->x, net.registry().get<Transform>(drone).x) << "unmarked: the mirror's state";
 }
 
 } // namespace

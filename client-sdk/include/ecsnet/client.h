@@ -259,7 +259,8 @@ ECSNET_API ecsnet_result ecsnet_entity_get_component(ecsnet_client* client, ecsn
 ECSNET_API ecsnet_result ecsnet_entity_get_double_by_name(ecsnet_client* client, ecsnet_entity_id entity,
                                                           const char* component, const char* field,
                                                           double* value);
-/* A field's value as the player should see it: for the own avatar's Transform with prediction on
+/* A field's value as the player should see it: for the Transform of the own avatar, or of an entity the
+ * server marks predicted for this client (the arena's companion, server --companions), with prediction on
  * (ecsnet_client_options.prediction), the predicted value, with a misprediction's correction being smoothed
  * away; for anything else (and before the first prediction), the mirror's value, as
  * ecsnet_entity_get_double(). Errors as ecsnet_entity_get_double(). */

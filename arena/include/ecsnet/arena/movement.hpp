@@ -84,6 +84,21 @@ inline void step_avatar(Transform& t, Mover& m, const move_input& input, float d
     move(t, m, dt);
 }
 
+/// The velocity a move input gives an avatar's companion (the arena's drone, arena_options::companions):
+/// the avatar's at half speed. It depends on the input only, so that the client predicts the drone exactly
+/// as it predicts its avatar (client-sdk marked_predictions.hpp).
+[[nodiscard]] inline Mover companion_velocity(const move_input& input) noexcept {
+    const auto avatar = avatar_velocity(input);
+    return Mover{avatar.vx * 0.5F, avatar.vy * 0.5F};
+}
+
+/// One server tick of a companion, as the server runs it: its owner's input sets its velocity, then it moves
+/// (bouncing off the walls, on the position grid).
+inline void step_companion(Transform& t, Mover& m, const move_input& input, float dt) noexcept {
+    m = companion_velocity(input);
+    move(t, m, dt);
+}
+
 // ---- for the client's predictor (client-sdk prediction.hpp: prediction_rules<Transform>{predict_avatar,
 // position_of, displace}) ---------------------------------------------------------------------------------
 
@@ -101,6 +116,21 @@ inline void predict_avatar(Transform& t, std::string_view payload, double dt) {
     }
     Mover velocity;
     step_avatar(t, velocity, input, static_cast<float>(dt));
+}
+
+/// One tick of the own companion with the input the client sent for it: what the server runs
+/// (prediction::predict_marked with prediction_rules<Transform>{predict_companion, position_of, displace}).
+inline void predict_companion(Transform& t, std::string_view payload, double dt) {
+    const auto decoded = decode_input(payload);
+    if (!decoded) {
+        return;
+    }
+    const auto& input = decoded->move;
+    if (!std::isfinite(input.dir_x) || !std::isfinite(input.dir_y) || !std::isfinite(input.speed)) {
+        return;
+    }
+    Mover velocity;
+    step_companion(t, velocity, input, static_cast<float>(dt));
 }
 
 /// Where a Transform is.

@@ -24,6 +24,18 @@
 // the last second): raised at once to what was missing when inputs arrive late, lowered by half a tick a
 // second while they arrive more than a tick earlier than target_lead_ticks (Overwatch's rule).
 //
+// Entities the server marks as predicted for this client besides its avatar (the server's predicted_by
+// component: a vehicle it drives, a pet that follows it) are predicted with the same inputs when the game
+// registers their rules (marked_predictions.hpp):
+//
+//   predicted.predict_marked({&ecsnet::arena::predict_companion, &ecsnet::arena::position_of,
+//                             &ecsnet::arena::displace});
+//   if (auto drone = predicted.visible(entity)) { draw(*drone); }   // marked: predicted; else the server's
+//
+// Each marked entity has its own ring of states, reconciliation and smoothing; one that leaves the set or
+// the view stops being predicted (visible(e) is then the mirror's state), one that enters starts from its
+// next server state. client_stats::prediction counts over all of them; core_of(e) has one entity's stats.
+//
 // With client_options::prediction off, update() sends the input once per server tick, for the tick the client
 // sees (no lead), and visible() is the server's state: a game can switch prediction off without another code
 // path. Threading: like the mirror (modes 1 and 2: the thread that calls poll(); mode 3: the client's
@@ -34,6 +46,7 @@
 #include <string_view>
 
 #include "ecsnet/client/client.hpp"
+#include "ecsnet/client/marked_predictions.hpp"
 #include "ecsnet/client/predictor.hpp"
 
 namespace ecsnet::client {
@@ -44,6 +57,7 @@ public:
     prediction(client& net, prediction_rules<State> rules, prediction_options options = {})
         : net_{&net}
         , predictor_{std::move(rules), 1.0 / 30.0, options}
+        , marked_{{}, 1.0 / 30.0, options}
         , margin_{options.initial_margin_ticks} {
         net.on_snapshot_first([this](const proto::applied_snapshot& applied) { on_snapshot(applied); });
     }
@@ -55,11 +69,19 @@ public:
 
     [[nodiscard]] bool enabled() const noexcept { return net_->options().prediction; }
 
+    /// The rules of the entities the server marks as predicted for this client (besides the avatar, which
+    /// keeps its own). Without them only the avatar is predicted. Call before connect().
+    void predict_marked(prediction_rules<State> rules) {
+        marked_rules_ = std::move(rules);
+        marked_ = marked_predictions<State>{marked_rules_, 1.0 / 30.0, predictor_.options()};
+    }
+
     /// Once per frame, after poll(): sends `input` for, and predicts, each tick the client moved into since
     /// the last call (at most max_ticks_per_update; beyond, the client restarts from the server's state).
     /// Returns the ticks predicted (with prediction off: the inputs sent).
     std::size_t update(std::string_view input) {
         predictor_.frame();
+        marked_.frame();
         if (net_->state() != client_state::connected) {
             return 0;
         }
@@ -81,6 +103,7 @@ public:
         }
         if (target - predictor_.newest_tick() > max_ticks_per_update) {
             predictor_.clear(); // far behind (a hitch, a clock jump): start again from the next snapshot
+            marked_.clear();
             return 0;
         }
         std::size_t predicted = 0;
@@ -91,6 +114,7 @@ public:
             ++predicted;
         }
         predictor_.caught_up();
+        marked_.follow(predictor_); // the marked entities step with the same inputs
         report();
         return predicted;
     }
@@ -109,19 +133,54 @@ public:
         }
         return predictor_.started() ? std::optional<State>{predictor_.visible()} : std::nullopt;
     }
+    /// Entity `e` of the mirror as it should be drawn: the own avatar's visible(), a marked entity's
+    /// prediction with its correction being smoothed, any other entity's (or with prediction off) the
+    /// mirror's newest state.
+    [[nodiscard]] std::optional<State> visible(entity e) const {
+        if (enabled() && e != null_entity && e == net_->own_entity()) {
+            return visible();
+        }
+        if (const auto* p = core_of(e); p != nullptr && p->started()) {
+            return p->visible();
+        }
+        return mirrored(e);
+    }
+    /// The same without the correction: the newest prediction (or the mirror's state).
+    [[nodiscard]] std::optional<State> predicted(entity e) const {
+        if (enabled() && e != null_entity && e == net_->own_entity()) {
+            return predicted();
+        }
+        if (const auto* p = core_of(e); p != nullptr && p->started()) {
+            return p->predicted();
+        }
+        return mirrored(e);
+    }
+    /// The prediction of a marked entity of the mirror (nullptr: not marked, or prediction off).
+    [[nodiscard]] const predictor<State>* core_of(entity e) const {
+        if (!enabled() || e == null_entity) {
+            return nullptr;
+        }
+        for (const auto& id : marked_.marked()) {
+            if (net_->mirror().find(id) == e) {
+                return marked_.find(id);
+            }
+        }
+        return nullptr;
+    }
+    [[nodiscard]] const marked_predictions<State>& marked() const noexcept { return marked_; }
     [[nodiscard]] const predictor<State>& core() const noexcept { return predictor_; }
     [[nodiscard]] double margin_ticks() const noexcept { return margin_; }
 
     static constexpr std::uint32_t max_ticks_per_update = 64;
 
 private:
-    [[nodiscard]] std::optional<State> server_state() const {
-        const auto own = net_->own_entity();
-        if (own == null_entity || !net_->registry().valid(own) ||
-            !net_->registry().template all_of<State>(own)) {
+    [[nodiscard]] std::optional<State> server_state() const { return mirrored(net_->own_entity()); }
+
+    [[nodiscard]] std::optional<State> mirrored(entity e) const {
+        if (e == null_entity || !net_->registry().valid(e) || !net_->registry().template all_of<State>(e)) {
             return std::nullopt;
         }
-        return net_->registry().template get<State>(own);
+        return net_->registry().template get<State>(e);
     }
 
     void on_snapshot(const proto::applied_snapshot& applied) {
@@ -132,12 +191,31 @@ private:
         const auto own = net_->own_entity();
         if (own != own_) {
             own_ = own; // a new connection, or a new avatar: nothing predicted applies to it
-            predictor_ = predictor<State>{rules_copy(), 1.0 / static_cast<double>(net_->tick_rate()),
-                                          predictor_.options()};
+            const double tick_seconds = 1.0 / static_cast<double>(net_->tick_rate());
+            predictor_ = predictor<State>{rules_copy(), tick_seconds, predictor_.options()};
+            marked_ = marked_predictions<State>{marked_rules_, tick_seconds, predictor_.options()};
         }
         if (auto server = server_state()) {
             predictor_.reconcile(applied.tick, *server);
+            reconcile_marked(applied.tick);
             report();
+        }
+    }
+
+    // After the avatar: the marked entities in view are compared (or started) at the same tick; those out
+    // of view stop.
+    void reconcile_marked(std::uint32_t tick) {
+        if (!marked_.enabled()) {
+            return;
+        }
+        marked_.mark(net_->stats().predicted_entities);
+        for (const auto& id : marked_.marked()) {
+            const auto local = net_->mirror().find(id);
+            if (auto server = mirrored(local)) {
+                marked_.reconcile(id, tick, *server, predictor_);
+            } else {
+                marked_.forget(id);
+            }
         }
     }
 
@@ -164,6 +242,8 @@ private:
 
     void report() {
         auto stats = predictor_.stats();
+        marked_predictions<State>::add(stats, marked_.totals());
+        stats.entities = static_cast<std::uint32_t>((predictor_.started() ? 1 : 0) + marked_.started());
         stats.enabled = true;
         stats.ticks_ahead = newest_server_tick_ ? static_cast<std::int64_t>(predictor_.newest_tick()) -
                                                       static_cast<std::int64_t>(*newest_server_tick_)
@@ -176,6 +256,8 @@ private:
 
     client* net_;
     predictor<State> predictor_;
+    prediction_rules<State> marked_rules_;
+    marked_predictions<State> marked_;
     double margin_;
     entity own_{null_entity};
     std::optional<std::uint32_t> sent_tick_;

@@ -187,6 +187,14 @@ public:
         }
         return slot(tick).state;
     }
+    /// The input tick `tick` was predicted with, if still kept (the ticks after the oldest kept state):
+    /// what a marked entity that starts later replays (marked_predictions.hpp).
+    [[nodiscard]] std::optional<std::string_view> input_at(std::uint32_t tick) const {
+        if (!started_ || tick <= oldest_ || tick > newest_) {
+            return std::nullopt;
+        }
+        return std::string_view{slot(tick).input};
+    }
     /// The newest predicted state moved by the visible correction: what to draw.
     [[nodiscard]] State visible() const {
         State state = predicted();

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 #include "ecsnet/proto/state.hpp"
 
@@ -60,6 +61,9 @@ struct client_stats {
     std::optional<std::int32_t> input_lead_ticks;
     std::uint32_t input_applied_sequence{};
     std::uint32_t inputs_ran_dry{};
+    /// InputStatus.predicted as last received: the entities besides the avatar that the server marked
+    /// predicted for this client (prediction.hpp predicts those in view), sorted by index.
+    std::vector<proto::net_entity> predicted_entities;
     /// What the attached prediction measured (prediction.hpp).
     prediction_stats prediction;
 

@@ -25,6 +25,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 
 #include <ecsnet/arena/components.hpp>
 #include <ecsnet/arena/input.hpp>
@@ -41,9 +42,14 @@ struct arena_options {
     std::uint64_t seed{42};
     std::uint32_t tick_rate{30};
     std::size_t workers{2};
+    /// Each avatar gets a companion (a drone: Transform + Kind 9, no hit_target) that its owner's move
+    /// inputs steer at half the avatar's speed (arena/movement.hpp, step_companion), marked predicted_by the
+    /// client, which predicts it (issue 17). Off by default: the arena's entity counts stay one per client.
+    bool companions{false};
 };
 
-/// Marks a client's avatar.
+/// Marks what a client controls: its avatar (and its companion, with arena_options::companions), which the
+/// NPC systems leave alone.
 struct Avatar {
     client_id client{};
 };
@@ -54,6 +60,8 @@ public:
     ~arena_world() override;
 
     [[nodiscard]] const proto::schema& replicated_schema() const override;
+    /// The companion of an avatar (arena_options::companions), or null_entity.
+    [[nodiscard]] entity companion_of(entity avatar) const;
     [[nodiscard]] ecsnet::registry& registry() override { return registry_; }
 
     entity client_joined(client_id client, std::string_view name) override;
@@ -80,7 +88,8 @@ public:
 
 private:
     entity spawn_npc();
-    std::optional<std::string> fire(client_id client, entity avatar, const arena::action_input& action);
+    std::optional<std::string> fire(client_id client, entity avatar, const arena::action_input& action,
+                                    bool predicting);
     void build_systems();
 
     arena_options options_;
@@ -89,6 +98,8 @@ private:
     std::unique_ptr<ecsnet::scheduler> scheduler_;
     std::uint64_t ticks_{};
     lag_compensation* lag_compensation_{};
+    // arena_options::companions: each avatar's companion, by the avatar's entity value.
+    std::unordered_map<std::uint64_t, entity> companions_;
 };
 
 } // namespace ecsnet::server

@@ -31,6 +31,7 @@
 #include <memory>
 #include <string>
 #include <type_traits>
+#include <unordered_map>
 #include <vector>
 
 #include <asio.hpp>
@@ -154,6 +155,11 @@ private:
     void collect_checkpoint_outcome();
     /// The inspector's frame (a copy of the newest tick, while someone looks) and its one-second samples.
     void feed_inspector(clock_type::time_point started, clock_type::time_point ended);
+    // predicted_by.hpp: the marked entities of each client (one pass over the markers a tick), and the
+    // InputStatus.predicted of one client when its set changed recently or once a second.
+    [[nodiscard]] std::unordered_map<client_id, std::vector<proto::net_entity>> predicted_entities();
+    void add_predicted(session& s, const std::unordered_map<client_id, std::vector<proto::net_entity>>& all,
+                       v1::InputStatus& status) const;
     [[nodiscard]] std::uint64_t server_time_us(std::chrono::steady_clock::time_point at) const noexcept;
 
     // connection_handler

@@ -46,6 +46,9 @@ struct client_input {
     /// No input of the client arrived for this tick: its newest one is applied again (input_buffer.hpp).
     /// Continuous state (a movement) should go on; one-shot actions (firing) must not happen twice.
     bool repeated{false};
+    /// The client predicts (it asked for InputStatus): its inputs are for the tick they name and it draws
+    /// its avatar in the present, ahead of the snapshots (lag compensation starts its shots there).
+    bool predicting{false};
 };
 
 /// One server-only component of an entity as the live inspector shows it (game_world::inspect).

@@ -55,6 +55,9 @@ struct shot_request {
     /// Where the ray starts when the shooter is not in the history (else: where the shooter was then).
     float fallback_x{};
     float fallback_y{};
+    /// The shooter predicts itself, so it sees itself in the present: the ray starts at the fallback (its
+    /// position now), not where the history had it at the render time. Rewind the targets, not the shooter.
+    bool shooter_in_present{false};
 };
 
 enum class shot_outcome : std::uint8_t { hit, miss, refused_cooldown, refused_invalid };

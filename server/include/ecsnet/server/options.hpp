@@ -46,6 +46,7 @@ struct server_options {
     std::uint32_t tick_rate{30}; // ticks per second (an integer: the protocol carries it as one)
     std::size_t max_clients{1024};
     std::size_t npcs{10'000};
+    bool companions{false}; // the demo arena: a predicted companion per avatar (arena_options::companions)
     std::uint64_t seed{42};
     std::size_t workers{2}; // scheduler threads
     std::string log_level{"info"};

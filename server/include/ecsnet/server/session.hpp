@@ -43,6 +43,10 @@ struct session {
     input_buffer inputs; // received, waiting for their tick (input_buffer.hpp)
     // The client asked for an InputStatus with each tick (ClientHello.wants_input_status: it predicts).
     bool wants_input_status{false};
+    // The entities marked predicted_by this client (predicted_by.hpp) as last told, sorted, and the tick the
+    // set last changed: InputStatus.predicted goes while the change is recent, and once a second.
+    std::vector<proto::net_entity> predicted;
+    proto::tick_type predicted_changed_at{};
     std::uint64_t inputs_received{};
     std::uint64_t full_state_requests{}; // acks refusing a delta (the client's mirror disagreed): desyncs
     v1::DisconnectReason close_reason{v1::DISCONNECT_REASON_UNSPECIFIED};
