@@ -12,16 +12,14 @@
 #include "ecsnet/server/checkpoint.hpp"
 #include "ecsnet/server/saveable_components.hpp"
 
+#include "thread_cpu_clock.hpp"
+
 namespace {
 
 using namespace ecsnet;
 using namespace ecsnet::server;
 
-double thread_cpu_seconds() {
-    timespec ts{};
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-}
+using ecsnet::bench::thread_cpu_seconds;
 
 void BM_CheckpointCopyAgainstTick(benchmark::State& state) {
     const auto npcs = static_cast<std::size_t>(state.range(0));

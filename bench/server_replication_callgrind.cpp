@@ -25,16 +25,14 @@
 #include "ecsnet/server/interest_replicator.hpp"
 #include "ecsnet/server/server_metrics.hpp"
 
+#include "thread_cpu_clock.hpp"
+
 namespace {
 
 using namespace ecsnet;
 using namespace ecsnet::server;
 
-double thread_cpu_seconds() {
-    timespec ts{};
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-}
+using ecsnet::bench::thread_cpu_seconds;
 
 struct bench_client {
     std::unique_ptr<client_replication> replication;

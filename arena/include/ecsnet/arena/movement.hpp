@@ -17,6 +17,7 @@
 #include <array>
 #include <cmath>
 #include <numbers>
+#include <optional>
 #include <string_view>
 
 #include "ecsnet/arena/components.hpp"
@@ -102,35 +103,35 @@ inline void step_companion(Transform& t, Mover& m, const move_input& input, floa
 // ---- for the client's predictor (client-sdk prediction.hpp: prediction_rules<Transform>{predict_avatar,
 // position_of, displace}) ---------------------------------------------------------------------------------
 
-/// One tick of the own avatar with the input the client sent for it (a move, or a move with a shot), as the
-/// server will run it. An input that does not decode, or with a number that is not finite, moves nothing
-/// (the server refuses it).
-inline void predict_avatar(Transform& t, std::string_view payload, double dt) {
+/// The move of an input the client sent (a move, or a move with a shot), if the server would apply it: it
+/// decodes and its numbers are finite (the server refuses anything else, and nothing moves).
+[[nodiscard]] inline std::optional<move_input> predictable_move(std::string_view payload) {
     const auto decoded = decode_input(payload);
     if (!decoded) {
-        return;
+        return std::nullopt;
     }
     const auto& input = decoded->move;
     if (!std::isfinite(input.dir_x) || !std::isfinite(input.dir_y) || !std::isfinite(input.speed)) {
-        return;
+        return std::nullopt;
     }
-    Mover velocity;
-    step_avatar(t, velocity, input, static_cast<float>(dt));
+    return input;
+}
+
+/// One tick of the own avatar with the input the client sent for it, as the server will run it.
+inline void predict_avatar(Transform& t, std::string_view payload, double dt) {
+    if (const auto input = predictable_move(payload)) {
+        Mover velocity;
+        step_avatar(t, velocity, *input, static_cast<float>(dt));
+    }
 }
 
 /// One tick of the own companion with the input the client sent for it: what the server runs
 /// (prediction::predict_marked with prediction_rules<Transform>{predict_companion, position_of, displace}).
 inline void predict_companion(Transform& t, std::string_view payload, double dt) {
-    const auto decoded = decode_input(payload);
-    if (!decoded) {
-        return;
+    if (const auto input = predictable_move(payload)) {
+        Mover velocity;
+        step_companion(t, velocity, *input, static_cast<float>(dt));
     }
-    const auto& input = decoded->move;
-    if (!std::isfinite(input.dir_x) || !std::isfinite(input.dir_y) || !std::isfinite(input.speed)) {
-        return;
-    }
-    Mover velocity;
-    step_companion(t, velocity, input, static_cast<float>(dt));
 }
 
 /// Where a Transform is.
