@@ -92,7 +92,12 @@ void client_view::on_ack(tick_type tick, bool full_state_requested) {
         return; // not a view we keep: the next snapshot uses the base we have
     }
     acked_ = tick;
-    frames_.erase(frames_.begin(), found); // views older than the base are never used again
+    // Views older than the base are never used again; their buffers serve the next views (a fresh buffer
+    // per view was a malloc and a zero-fill of a few kilobytes per client per tick).
+    for (auto older = frames_.begin(); older != found; ++older) {
+        recycle(std::move(*older));
+    }
+    frames_.erase(frames_.begin(), found);
 }
 
 void client_view::recycle(view_frame&& frame) {
@@ -322,11 +327,16 @@ view_write_report client_view::write(std::span<const net_entity> relevant, std::
     }
     frame.tick = tick;
     frame.tables_version = encoder.tables_version();
-    frame.entries.clear();
-    frame.entries.reserve(base_entries.size() + selected_entering_.size());
+    // Written in place through a cursor: a push_back a entry was a tenth of the writing (an out-of-line
+    // call and a capacity check per entry, for a size known in advance).
+    const auto most = base_entries.size() + selected_entering_.size();
+    if (frame.entries.size() < most) {
+        frame.entries.resize(most);
+    }
+    view_entry* kept = frame.entries.data();
     std::uint64_t checksum = 0;
     const auto keep = [&](const view_entry& e) {
-        frame.entries.push_back(e);
+        *kept++ = e;
         checksum += e.term;
     };
     entered_.clear();
@@ -393,6 +403,7 @@ view_write_report client_view::write(std::span<const net_entity> relevant, std::
     }
     // An index may leave (old occupant) and enter (new one) at once: the entry order stays by index
     // because the left entry is not kept.
+    frame.entries.resize(static_cast<std::size_t>(kept - frame.entries.data()));
     frame.checksum = checksum;
 
     // The body (docs/protocol.md, "Interest-managed snapshots").

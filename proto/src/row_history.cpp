@@ -16,13 +16,14 @@ void row_history::grow(std::uint32_t index) {
     if (index >= records_.size()) {
         const auto size = std::max<std::size_t>(std::size_t{index} + 1, records_.size() * 2);
         records_.resize(size);
+        recent_.resize(size);
         rows_.resize(size * layout_.width(), 0);
     }
 }
 
 void row_history::replace(std::uint32_t index, const std::uint32_t* row, slab& into) {
     auto& r = records_[index];
-    auto& recent = r.recent;
+    auto& recent = recent_[index];
     auto* current = rows_.data() + std::size_t{index} * layout_.width();
     const auto slot = static_cast<std::uint32_t>(into.data.size() / stride_);
     into.data.push_back(r.since);
@@ -80,6 +81,7 @@ void row_history::update(const snapshot_history& history) {
                 removed_.push_back(index);
             }
             r = record{};
+            recent_[index] = recent_refs{};
             r.alive = true;
             r.generation = generation;
             r.since = tick;
@@ -112,7 +114,7 @@ const std::uint32_t* row_history::at(std::uint32_t index, tick_type at) const no
         return s.data.data() + std::size_t{slot} * stride_;
     };
     const std::uint32_t* version = nullptr;
-    for (const auto& v : r.recent) {
+    for (const auto& v : recent_[index]) {
         if (v.slab_tick == no_tick) {
             return nullptr;
         }
@@ -148,7 +150,8 @@ const std::uint32_t* row_history::at(std::uint32_t index, tick_type at) const no
 }
 
 std::size_t row_history::memory_bytes() const noexcept {
-    std::size_t bytes = records_.capacity() * sizeof(record) + rows_.capacity() * 4 + alive_.capacity() * 4;
+    std::size_t bytes = records_.capacity() * sizeof(record) + recent_.capacity() * sizeof(recent_refs) +
+                        rows_.capacity() * 4 + alive_.capacity() * 4;
     for (const auto& s : slabs_) {
         bytes += s.data.capacity() * 4;
     }

@@ -47,11 +47,15 @@ struct interest_replicator::client_state final : client_replication {
     interest::client_relevancy relevancy;
     std::vector<proto::net_entity> relevant; // sorted by index, at the last recomputation
     std::vector<float> weights;              // parallel
-    std::vector<proto::net_entity> live;     // `relevant` still alive with the same occupant (per snapshot)
+    // `relevant` without the members that lost their occupant since (filtered: in use), for the snapshots
+    // until the next recomputation. `relevant` itself stays as made: its merge with the next changes must
+    // see an always-relevant index whose occupant changed, to take the new one.
+    std::vector<proto::net_entity> live;
     std::vector<float> live_weights;
+    bool filtered{false};
     std::int64_t budget_per_tick{}; // bits
     std::int64_t bucket{};          // bits
-    proto::tick_type computed_at{}; // the tick `relevant` was made at
+    proto::tick_type clean_at{};    // every member of the live set had its occupant still at this tick
     std::size_t position{};         // in clients_
     bool fresh{true};               // recompute its set at the next tick, whatever the schedule
 };
@@ -342,7 +346,8 @@ void interest_replicator::update_relevancy(client_state& c, relevancy_scratch& s
     }
     merged.insert(merged.end(), entered.begin() + static_cast<std::ptrdiff_t>(e), entered.end());
     c.relevant.swap(merged);
-    c.computed_at = tick_;
+    c.clean_at = tick_;
+    c.filtered = false;
 
     c.weights.clear();
     for (const auto& id : c.relevant) {
@@ -422,23 +427,32 @@ std::optional<outgoing_snapshot> interest_replicator::snapshot(client_replicatio
         metrics_->relevant_entities.observe(static_cast<double>(c.relevant.size()));
         c.fresh = false;
     }
-    // Only entities still alive with the occupant the set saw (a re-used index waits for the next update):
-    // the whole set when no index lost its occupant since it was made.
-    std::span<const proto::net_entity> live = c.relevant;
-    std::span<const float> live_weights = c.weights;
-    if (lost_occupant_since(c.computed_at, c.relevant)) {
-        c.live.clear();
-        c.live_weights.clear();
-        for (std::size_t i = 0; i < c.relevant.size(); ++i) {
-            const auto& id = c.relevant[i];
-            if (rows_.alive(id.index) && rows_.generation(id.index) == id.generation) {
-                c.live.push_back(id);
-                c.live_weights.push_back(c.weights[i]);
+    // Only entities still alive with the occupant the set saw (a re-used index waits for the next update).
+    // The live set was clean at `clean_at`: only the removals of the ticks since need looking at (most
+    // ticks, most sets hold none of them).
+    if (c.clean_at != tick_) {
+        if (lost_occupant_since(c.clean_at, c.filtered ? c.live : c.relevant)) {
+            if (!c.filtered) {
+                c.live = c.relevant;
+                c.live_weights = c.weights;
+                c.filtered = true;
             }
+            std::size_t kept = 0;
+            for (std::size_t i = 0; i < c.live.size(); ++i) {
+                const auto& id = c.live[i];
+                if (rows_.alive(id.index) && rows_.generation(id.index) == id.generation) {
+                    c.live[kept] = id;
+                    c.live_weights[kept] = c.live_weights[i];
+                    ++kept;
+                }
+            }
+            c.live.resize(kept);
+            c.live_weights.resize(kept);
         }
-        live = c.live;
-        live_weights = c.live_weights;
+        c.clean_at = tick_;
     }
+    const std::span<const proto::net_entity> live = c.filtered ? c.live : c.relevant;
+    const std::span<const float> live_weights = c.filtered ? c.live_weights : c.weights;
     const auto budget = c.bucket - static_cast<std::int64_t>(snapshot_overhead + options_.wire_overhead) * 8;
     const auto before = encoder_.stats();
     const auto report = c.view.write(live, live_weights, budget, time_offset_us_, envelope_);

@@ -16,6 +16,7 @@ server_connection& connection_manager::add(std::unique_ptr<server_connection> co
     auto& added = *connection;
     by_address_[added.remote()] = &added;
     by_client_[added.client_id()] = added.id();
+    all_.push_back(&added);
     by_id_.emplace(added.id(), std::move(connection));
     return added;
 }
@@ -27,17 +28,10 @@ void connection_manager::remove(connection_id id) {
     }
     by_address_.erase(found->second->remote());
     by_client_.erase(found->second->client_id());
+    found->second->removed = true;
+    std::erase(all_, found->second.get());
     removed_.push_back(std::move(found->second));
     by_id_.erase(found);
-}
-
-std::vector<connection_id> connection_manager::ids() const {
-    std::vector<connection_id> out;
-    out.reserve(by_id_.size());
-    for (const auto& [id, connection] : by_id_) {
-        out.push_back(id);
-    }
-    return out;
 }
 
 } // namespace ecsnet::transport

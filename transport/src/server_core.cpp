@@ -320,8 +320,8 @@ void server_core::flush(connection_id id, clock::time_point now) {
 
 void server_core::flush_all(clock::time_point now) {
     collect_guard guard{*this};
-    for (const auto id : connections_.ids()) {
-        if (auto* connection = connections_.find(id)) {
+    for (auto* connection : connections_.all()) {
+        if (!connection->removed) {
             write_link_packets(*connection, now);
         }
     }
@@ -330,9 +330,8 @@ void server_core::flush_all(clock::time_point now) {
 void server_core::update(clock::time_point now) {
     collect_guard guard{*this};
     handshake_.update(now);
-    for (const auto id : connections_.ids()) {
-        auto* connection = connections_.find(id);
-        if (connection == nullptr) {
+    for (auto* connection : connections_.all()) {
+        if (connection->removed) {
             continue; // closed by a handler during this loop
         }
         if (connection->timed_out(now)) {
@@ -372,8 +371,8 @@ bool server_core::disconnect(connection_id id, std::uint8_t code, std::string_vi
 void server_core::disconnect_all(std::uint8_t code, std::string_view message, clock::time_point now,
                                  std::uint16_t retry_after_s) {
     collect_guard guard{*this};
-    for (const auto id : connections_.ids()) {
-        if (auto* connection = connections_.find(id)) {
+    for (auto* connection : connections_.all()) {
+        if (!connection->removed) {
             close(*connection, code, message, closed_by::local, now, retry_after_s);
         }
     }

@@ -81,12 +81,14 @@ private:
     // (a client's base) finds it in one step, without walking the chain of versions through the slabs, a
     // cache miss per step (it was an eighth of the server's replication time). Older ones are found by the
     // chain each slab version holds.
+    // Those places are kept apart from the record (`recent_`): every client's snapshot reads the record of
+    // each entity it holds (alive, generation, since, term), so records are packed tight for the cache.
     static constexpr std::size_t recent_versions = 3;
+    using recent_refs = std::array<version_ref, recent_versions>; // newest first
     struct record {
         std::uint32_t generation{};
         tick_type since{no_tick};
         std::uint64_t term{};
-        std::array<version_ref, recent_versions> recent{}; // newest first
         bool alive{false};
     };
     struct slab {
@@ -103,6 +105,7 @@ private:
     tick_type tick_{no_tick};
     std::vector<std::uint32_t> removed_;
     std::vector<record> records_;
+    std::vector<recent_refs> recent_; // by index, parallel to records_
     std::vector<std::uint32_t> rows_;
     std::vector<slab> slabs_;
     std::vector<std::uint32_t> alive_;

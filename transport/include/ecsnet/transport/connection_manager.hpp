@@ -36,14 +36,18 @@ public:
     /// Destroys the removed connections.
     void collect() noexcept { removed_.clear(); }
 
-    /// The ids of the current connections (a copy: the caller may remove connections while visiting).
-    [[nodiscard]] std::vector<connection_id> ids() const;
+    /// The current connections (a copy: the caller may remove connections while visiting; a removed one
+    /// stays valid until collect() and says so by its `removed` flag).
+    [[nodiscard]] std::vector<server_connection*> all() const { return all_; }
 
 private:
     std::size_t max_;
     std::unordered_map<connection_id, std::unique_ptr<server_connection>> by_id_;
     std::unordered_map<net_address, server_connection*, net_address_hash> by_address_;
     std::unordered_map<std::uint64_t, connection_id> by_client_;
+    // Dense, for the visits of every connection (the server's timer visits each a few hundred times a
+    // second: walking the map's nodes cost more than the visits did).
+    std::vector<server_connection*> all_;
     std::vector<std::unique_ptr<server_connection>> removed_;
 };
 

@@ -63,6 +63,8 @@ public:
     /// a flush asked for meanwhile is remembered and done when the delivery returns.
     bool receiving{false};
     bool flush_pending{false};
+    /// Taken out of the connection manager (closed), and alive only until its collect().
+    bool removed{false};
     /// Authenticated bodies the link refused as malformed (server_config::max_malformed_bodies).
     std::size_t malformed_bodies{0};
 
