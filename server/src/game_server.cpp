@@ -151,6 +151,7 @@ game_server::game_server(server_options options, std::unique_ptr<game_world> wor
                proto::history_options{32, options_.tick_rate}}
     , replicator_{make_replicator(options_, *world_, history_, metrics_)}
     , pacer_{static_cast<double>(options_.tick_rate), clock::now()}
+    , tick_load_{options_.tick_rate}
     , epoch_{clock::now()}
     , epoch_unix_us_{static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
                                                     std::chrono::system_clock::now().time_since_epoch())
@@ -447,6 +448,19 @@ void game_server::on_opened(std::shared_ptr<client_link> link) {
         c.disconnect(v1::SHUTDOWN, "server shutting down");
         return;
     }
+    if (const auto load = tick_load_.fraction_of(pacer_.period());
+        options_.max_tick_load > 0.0 && load > options_.max_tick_load) {
+        metrics_.overload_refusals.add();
+        if (peer_log_.allow("overload refusals", clock::now())) {
+            spdlog::warn("{} refused: server overloaded (ticks take {:.0f}% of the period, limit {:.0f}%)",
+                         describe(c), 100.0 * load, 100.0 * options_.max_tick_load);
+        }
+        c.state().retry_after_seconds = options_.retry_after_seconds;
+        c.disconnect(v1::SERVER_FULL, fmt::format("server overloaded: its ticks take {:.0f}% of the tick "
+                                                  "period; retry in {} s",
+                                                  100.0 * load, options_.retry_after_seconds));
+        return;
+    }
     if (admitted_ >= options_.max_clients) {
         if (peer_log_.allow("SERVER_FULL refusals", clock::now())) {
             spdlog::warn("{} refused: server full ({} clients)", describe(c), admitted_);
@@ -555,6 +569,7 @@ void game_server::tick() {
     checkpoint_log_.flush(ended);
     metrics_.ticks.add();
     metrics_.tick_duration.observe(std::chrono::duration<double>(ended - started).count());
+    tick_load_.add(ended - started);
     metrics_.entities.set(static_cast<double>(world_->registry().alive()));
     last_tick_end_ns_ = ended.time_since_epoch().count();
 

@@ -85,6 +85,11 @@ parsed_options parse_options(int argc, const char* const* argv) {
     app.add_option("--max-clients", options.max_clients, "clients beyond this are refused with SERVER_FULL")
         ->check(CLI::Range(std::size_t{1}, std::size_t{100'000}))
         ->capture_default_str();
+    app.add_option("--max-tick-load", options.max_tick_load,
+                   "new clients are refused with SERVER_FULL (overloaded, retry later) while the last "
+                   "second's ticks took on average more than this fraction of the tick period; 0: never")
+        ->check(CLI::Range(0.0, 10.0))
+        ->capture_default_str();
     app.add_option("--npcs", options.npcs, "wandering NPCs in the demo arena")
         ->check(CLI::Range(std::size_t{0}, std::size_t{500'000}))
         ->capture_default_str();
@@ -200,8 +205,9 @@ parsed_options parse_options(int argc, const char* const* argv) {
         ->check(CLI::Range(0.1, 3'600.0))
         ->group("Checkpoints and drain")
         ->capture_default_str();
-    app.add_option("--retry-after-seconds", options.retry_after_seconds,
-                   "the retry hint sent with SHUTDOWN: when clients may try to reconnect")
+    app.add_option(
+           "--retry-after-seconds", options.retry_after_seconds,
+           "the retry hint sent with SHUTDOWN and with overload refusals: when clients may try to reconnect")
         ->check(CLI::Range(std::uint32_t{0}, std::uint32_t{65'535}))
         ->group("Checkpoints and drain")
         ->capture_default_str();

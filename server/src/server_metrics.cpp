@@ -38,6 +38,9 @@ server_metrics::server_metrics()
           histogram::exponential_bounds(0.00025, 2.0, 12))}
     , tick_overruns{registry.add_counter("ecsnet_tick_overruns_total",
                                          "Ticks that ran past the start of the next.")}
+    , overload_refusals{registry.add_counter(
+          "ecsnet_overload_refusals_total",
+          "Clients refused with SERVER_FULL because the server's ticks were over --max-tick-load.")}
     , ticks{registry.add_counter("ecsnet_ticks_total", "Ticks run.")}
     , connected_clients{registry.add_gauge("ecsnet_connected_clients",
                                            "Clients connected (handshaking or playing).")}

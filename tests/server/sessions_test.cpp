@@ -3,6 +3,7 @@
 // the mirror's checksum check, none is refused, ticks keep arriving).
 
 #include <algorithm>
+#include <atomic>
 #include <future>
 #include <string>
 
@@ -205,6 +206,35 @@ TEST(Sessions, TheClientLimitRefusesTheNextOneWithServerFull) {
     ASSERT_TRUE(reason);
     EXPECT_EQ(reason->reason(), v1::SERVER_FULL);
     watcher.expect_unharmed(1500ms);
+}
+
+TEST(Sessions, AnOverloadedServerRefusesNewClientsWithARetryHintUntilItsTicksRecover) {
+    // The tick observer makes every tick take longer than the period (33 ms) while `slow` holds.
+    std::atomic<bool> slow{true};
+    auto options = test_options();
+    options.retry_after_seconds = 7;
+    running_server server{options, [&slow](proto::tick_type, const proto::snapshot_history&) {
+                              if (slow.load()) {
+                                  std::this_thread::sleep_for(40ms);
+                              }
+                          }};
+    std::this_thread::sleep_for(1500ms); // a second of slow ticks fills the load's window
+    raw_client refused{server.port()};
+    const auto reason = refused.read_disconnect();
+    ASSERT_TRUE(reason);
+    EXPECT_EQ(reason->reason(), v1::SERVER_FULL);
+    EXPECT_NE(reason->message().find("overloaded"), std::string::npos) << reason->message();
+    EXPECT_EQ(reason->retry_after_seconds(), 7U);
+    EXPECT_EQ(server.get().metrics().overload_refusals.value(), 1U);
+
+    slow = false; // a second of fast ticks, and the door opens again
+    std::this_thread::sleep_for(1500ms);
+    raw_client admitted{server.port()};
+    admitted.send_hello();
+    const auto welcome = admitted.read();
+    ASSERT_TRUE(welcome);
+    EXPECT_TRUE(welcome->has_server_welcome());
+    EXPECT_EQ(server.get().metrics().overload_refusals.value(), 1U);
 }
 
 TEST(Sessions, AnInputCannotMoveSomeoneElsesAvatar) {

@@ -51,6 +51,7 @@
 #include "replicator.hpp"
 #include "server_metrics.hpp"
 #include "tcp_connection.hpp"
+#include "tick_load.hpp"
 #include "tick_pacer.hpp"
 #include "token_checker.hpp"
 #include "udp_listener.hpp"
@@ -200,6 +201,7 @@ private:
     std::unique_ptr<replicator> replicator_;
     std::unique_ptr<lag_compensation> lag_compensation_;
     tick_pacer pacer_;
+    tick_load tick_load_;
     proto::tick_type tick_{0};
     tick_observer tick_observer_;
 

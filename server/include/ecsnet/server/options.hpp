@@ -45,6 +45,9 @@ struct server_options {
     std::string admin_token;     // empty: /inspector and /api/ answer loopback peers only
     std::uint32_t tick_rate{30}; // ticks per second (an integer: the protocol carries it as one)
     std::size_t max_clients{1024};
+    // New clients are refused (SERVER_FULL, "overloaded", with the retry hint) while the last second's
+    // ticks took on average more than this fraction of the tick period (tick_load.hpp). 0: never.
+    double max_tick_load{0.9};
     std::size_t npcs{10'000};
     bool companions{false}; // the demo arena: a predicted companion per avatar (arena_options::companions)
     std::uint64_t seed{42};

@@ -18,6 +18,7 @@ struct server_metrics {
     metrics_registry registry;
     histogram& tick_duration;
     counter& tick_overruns;
+    counter& overload_refusals;
     counter& ticks;
     gauge& connected_clients;
     gauge& entities;
