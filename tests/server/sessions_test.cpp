@@ -212,6 +212,7 @@ TEST(Sessions, AnOverloadedServerRefusesNewClientsWithARetryHintUntilItsTicksRec
     // The tick observer makes every tick take longer than the period (33 ms) while `slow` holds.
     std::atomic<bool> slow{true};
     auto options = test_options();
+    options.max_tick_load = 0.9; // the default, which the other tests turn off
     options.retry_after_seconds = 7;
     running_server server{options, [&slow](proto::tick_type, const proto::snapshot_history&) {
                               if (slow.load()) {
