@@ -327,7 +327,7 @@ view_write_report client_view::write(std::span<const net_entity> relevant, std::
     }
     frame.tick = tick;
     frame.tables_version = encoder.tables_version();
-    // Written in place through a cursor: a push_back a entry was a tenth of the writing (an out-of-line
+    // Written in place through a cursor: a push_back per entry was a tenth of the writing (an out-of-line
     // call and a capacity check per entry, for a size known in advance).
     const auto most = base_entries.size() + selected_entering_.size();
     if (frame.entries.size() < most) {
