@@ -439,7 +439,9 @@ void interest_replicator::prepare(std::span<client_replication* const> clients) 
     }
     for (auto* client : clients) {
         auto& c = static_cast<client_state&>(*client);
-        if (!c.fresh) { // a fresh one recomputes its set first, on scratch_[0]: left to snapshot()
+        // A fresh one recomputes its set first, on scratch_[0]: left to snapshot(). One prepared for this
+        // tick already is kept (a view is written once a tick).
+        if (!c.fresh && !(c.prepared && c.prepared_at == tick_)) {
             encoders_[c.encoder_at]->batch.push_back(&c);
         }
     }

@@ -74,6 +74,9 @@ TEST(InterestPrepare, PreparedSnapshotsKeepMirrorsExactEvenWhenSomeAreNeverSent)
         history.capture(tick, time_us);
         replicator.tick(tick, time_us);
         replicator.prepare(replications);
+        if (tick % 50 == 0) {
+            replicator.prepare(replications); // twice in a tick: the first ones are kept, none discarded
+        }
         for (std::size_t i = 0; i < count; ++i) {
             auto& c = *clients[i];
             // Clients 0 and 1 (one on each encoder) now and then do not take theirs: their link was closing.
