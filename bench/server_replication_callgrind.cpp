@@ -9,8 +9,12 @@
 //   valgrind --tool=callgrind --callgrind-out-file=/tmp/rep.cg build/bench/server_replication_callgrind
 //   callgrind_annotate --inclusive=yes /tmp/rep.cg | grep -E "fixed_ticks|replicated_ticks"
 // it gives instruction counts, repeatable on a loaded machine (bench/RESULTS.md, "Capacity with interest
-// management"). Flags: --clients N (default 500), --ticks T (default 60), --period P (relevancy period).
+// management"). Flags: --clients N (default 500), --ticks T (default 60), --period P (relevancy period),
+// --workers W (default 1: the replicator's workers and encoders; above 1 the tick's snapshots are written
+// ahead on them, interest_replicator::prepare, as game_server::tick does for UDP links). It also prints
+// the wall time per tick, the process's CPU (every thread) and the encoders' cache hit rate.
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -32,6 +36,7 @@ namespace {
 using namespace ecsnet;
 using namespace ecsnet::server;
 
+using ecsnet::bench::process_cpu_seconds;
 using ecsnet::bench::thread_cpu_seconds;
 
 struct bench_client {
@@ -41,11 +46,12 @@ struct bench_client {
 };
 
 struct server_model {
-    explicit server_model(std::uint32_t period)
+    // The world's systems on one thread whatever `workers`: what changes is the replication alone.
+    server_model(std::uint32_t period, std::size_t workers)
         : world{arena_options{10'000, 42, 30, 1}}
         , history{world.replicated_schema(), world.registry(), proto::history_options{32, 30}}
-        , replicator{world, history, *world.spatial(), interest_options{160.0F, 128, 30, period, 128, 52, 1},
-                     metrics} {}
+        , replicator{world, history, *world.spatial(),
+                     interest_options{160.0F, 128, 30, period, 128, 52, workers}, metrics} {}
 
     void join(std::size_t count) {
         for (std::size_t i = 0; i < count; ++i) {
@@ -55,6 +61,7 @@ struct server_model {
             bench_client c;
             c.replication = replicator.join(id, avatar, v1::ClientHello{}, refused);
             c.lag = 1 + clients.size() % 3;
+            replications.push_back(c.replication.get());
             clients.push_back(std::move(c));
         }
     }
@@ -65,6 +72,7 @@ struct server_model {
         const auto time_us = std::uint64_t{now} * 1'000'000 / 30;
         history.capture(now, time_us);
         replicator.tick(now, time_us);
+        replicator.prepare(replications); // every client takes this tick's (no flow control here)
         for (auto& c : clients) {
             if (auto snapshot = replicator.snapshot(*c.replication)) {
                 bytes += snapshot->envelope().size();
@@ -85,6 +93,7 @@ struct server_model {
     server_metrics metrics;
     interest_replicator replicator;
     std::vector<bench_client> clients;
+    std::vector<client_replication*> replications;
     proto::tick_type now{0};
     std::size_t bytes{0};
 };
@@ -111,6 +120,7 @@ int main(int argc, char** argv) {
     std::size_t clients = 500;
     int ticks = 60;
     std::uint32_t period = 4;
+    std::size_t workers = 1;
     for (int i = 1; i + 1 < argc; i += 2) {
         const std::string flag = argv[i];
         const long value = std::strtol(argv[i + 1], nullptr, 10);
@@ -120,29 +130,54 @@ int main(int argc, char** argv) {
             ticks = static_cast<int>(value);
         } else if (flag == "--period") {
             period = static_cast<std::uint32_t>(value);
+        } else if (flag == "--workers" && value >= 1) {
+            workers = static_cast<std::size_t>(value);
         } else {
-            std::fprintf(stderr, "usage: %s [--clients N] [--ticks T] [--period P]\n", argv[0]);
+            std::fprintf(stderr, "usage: %s [--clients N] [--ticks T] [--period P] [--workers W]\n", argv[0]);
             return 2;
         }
     }
-    server_model without{period};
+    using wall_clock = std::chrono::steady_clock;
+    const auto wall_since = [](wall_clock::time_point t) {
+        return std::chrono::duration<double>(wall_clock::now() - t).count();
+    };
+    server_model without{period, workers};
     fixed_ticks(without, 10); // warm-up
     const double a = thread_cpu_seconds();
+    const double a_cpu = process_cpu_seconds();
+    const auto a_wall = wall_clock::now();
     fixed_ticks(without, ticks);
+    const double fixed_wall = wall_since(a_wall);
+    const double fixed_cpu = process_cpu_seconds() - a_cpu;
     const double fixed = thread_cpu_seconds() - a;
 
-    server_model with{period};
+    server_model with{period, workers};
     with.join(clients);
     replicated_ticks(with, 30); // warm-up: every client's set full, acks flowing
     with.bytes = 0;
+    const auto stats_before = with.replicator.encoder_stats();
     const double b = thread_cpu_seconds();
+    const double b_cpu = process_cpu_seconds();
+    const auto b_wall = wall_clock::now();
     replicated_ticks(with, ticks);
+    const double replicated_wall = wall_since(b_wall);
+    const double replicated_cpu = process_cpu_seconds() - b_cpu;
     const double replicated = thread_cpu_seconds() - b;
+    const auto stats_after = with.replicator.encoder_stats();
 
     const double per_client_tick_us = (replicated - fixed) * 1e6 / static_cast<double>(clients) / ticks;
-    std::printf("clients %zu, ticks %d, relevancy period %u: fixed %.3f ms/tick, with clients %.3f ms/tick, "
-                "per client per tick %.2f us, %.0f bytes per snapshot\n",
-                clients, ticks, period, fixed * 1e3 / ticks, replicated * 1e3 / ticks, per_client_tick_us,
-                static_cast<double>(with.bytes) / static_cast<double>(clients) / ticks);
+    const double per_client_tick_cpu_us =
+        (replicated_cpu - fixed_cpu) * 1e6 / static_cast<double>(clients) / ticks;
+    const auto lookups = static_cast<double>(stats_after.lookups - stats_before.lookups);
+    const auto hits = static_cast<double>(stats_after.hits - stats_before.hits);
+    std::printf("clients %zu, ticks %d, relevancy period %u, workers %zu: fixed %.3f ms/tick, with clients "
+                "%.3f ms/tick (tick thread CPU), per client per tick %.2f us, %.0f bytes per snapshot\n",
+                clients, ticks, period, workers, fixed * 1e3 / ticks, replicated * 1e3 / ticks,
+                per_client_tick_us, static_cast<double>(with.bytes) / static_cast<double>(clients) / ticks);
+    std::printf(
+        "  wall: fixed %.3f ms/tick, with clients %.3f ms/tick; process CPU per client per tick %.2f us; "
+        "encoders %zu, cache hit rate %.1f%%\n",
+        fixed_wall * 1e3 / ticks, replicated_wall * 1e3 / ticks, per_client_tick_cpu_us,
+        with.replicator.encoder_count(), lookups > 0 ? 100.0 * hits / lookups : 0.0);
     return 0;
 }

@@ -538,6 +538,18 @@ void game_server::tick() {
 
     // 4. Every playing client wants this tick; sent now where the socket is idle. A client that predicts
     // gets its InputStatus first (unreliable over UDP, in the same datagram as the snapshot when it fits).
+    // The replicator may write ahead, on its workers, the snapshots the loop below sends: those of UDP links
+    // next_snapshot() would serve now (a datagram link sends at once; a TCP link writes its snapshot when
+    // its socket is idle, maybe later in the tick or not at all, so it is left to write it when it can).
+    to_prepare_.clear();
+    connections_.for_each([this](client_link& c) {
+        auto& s = c.state();
+        if (s.state == session::phase::playing && s.replication && c.transport() == "udp" &&
+            gate(s) == snapshot_gate::open) {
+            to_prepare_.push_back(s.replication.get());
+        }
+    });
+    replicator_->prepare(to_prepare_);
     const auto predicted = predicted_entities();
     connections_.for_each([this, &predicted](client_link& c) {
         auto& s = c.state();
@@ -996,6 +1008,19 @@ void game_server::handle_ack(client_link& from, const v1::Ack& ack) {
     }
 }
 
+game_server::snapshot_gate game_server::gate(const session& s) const noexcept {
+    if (history_.empty() || (s.sent && *s.sent >= history_.newest_tick())) {
+        return snapshot_gate::nothing_new;
+    }
+    if (s.full_state_in_flight) {
+        return snapshot_gate::held; // one at a time: the client's ack (or full-state request) sends the next
+    }
+    if (window_full(s) && !s.nudged) {
+        return snapshot_gate::held; // resumed by its next ack (handle_ack)
+    }
+    return snapshot_gate::open;
+}
+
 bool game_server::window_full(const session& s) const noexcept {
     // Measured from the acked tick, not from what was sent since: the views in flight stay bounded however
     // late the acks arrive (a window that restarted at each ack's arrival let them outgrow what a
@@ -1041,17 +1066,17 @@ void game_server::handle_input(client_link& from, v1::Input& input) {
 
 std::optional<outgoing_snapshot> game_server::next_snapshot(client_link& to) {
     auto& s = to.state();
-    if (history_.empty() || (s.sent && *s.sent >= history_.newest_tick())) {
+    switch (gate(s)) {
+    case snapshot_gate::nothing_new:
         return std::nullopt;
-    }
-    if (s.full_state_in_flight) {
-        // One at a time: the client's ack (or full-state request) sends the next.
+    case snapshot_gate::held:
         metrics_.snapshots_held.add();
         return std::nullopt;
+    case snapshot_gate::open:
+        break;
     }
-    if (window_full(s) && !std::exchange(s.nudged, false)) {
-        metrics_.snapshots_held.add(); // resumed by its next ack (handle_ack)
-        return std::nullopt;
+    if (window_full(s)) {
+        s.nudged = false; // the nudge is spent on this one
     }
     auto snapshot = replicator_->snapshot(*s.replication);
     if (!snapshot) {

@@ -37,9 +37,10 @@ float cell_size_for(const spatial_layout& layout, float radius) {
 } // namespace
 
 struct interest_replicator::client_state final : client_replication {
-    client_state(proto::view_encoder& encoder, std::size_t max_entering)
+    client_state(proto::view_encoder& encoder, std::size_t encoder_at, std::size_t max_entering)
         : view{encoder}
-        , relevancy{max_entering} {}
+        , relevancy{max_entering}
+        , encoder_at{encoder_at} {}
 
     client_id id{};
     entity avatar{null_entity};
@@ -57,7 +58,11 @@ struct interest_replicator::client_state final : client_replication {
     std::int64_t bucket{};          // bits
     proto::tick_type clean_at{};    // every member of the live set had its occupant still at this tick
     std::size_t position{};         // in clients_
+    std::size_t encoder_at{};       // in encoders_, for life
     bool fresh{true};               // recompute its set at the next tick, whatever the schedule
+    // Written by prepare() for the tick `prepared_at`, handed out by snapshot().
+    std::optional<outgoing_snapshot> prepared;
+    proto::tick_type prepared_at{};
 };
 
 interest_replicator::interest_replicator(game_world& world, const proto::snapshot_history& history,
@@ -68,13 +73,15 @@ interest_replicator::interest_replicator(game_world& world, const proto::snapsho
     , options_{options}
     , metrics_{&metrics}
     , rows_{history.layout(), 64}
-    , encoder_{rows_}
     , grid_{bounds_of(layout), cell_size_for(layout, options.radius)}
     , schedule_{std::max<std::uint32_t>(options.relevancy_period, 1)}
     , weight_{std::max(options.radius / 10.0F, 1.0F), weights}
     , scratch_(std::max<std::size_t>(options.workers, 1)) {
     if (options.workers > 1) {
         pool_ = std::make_unique<thread_pool>(options.workers);
+    }
+    for (std::size_t i = 0; i < scratch_.size(); ++i) {
+        encoders_.push_back(std::make_unique<encoder_slot>(rows_));
     }
     const auto& schema = history.layout();
     const auto component = schema.find(layout.component);
@@ -227,7 +234,9 @@ void interest_replicator::tick(proto::tick_type tick, std::uint64_t server_time_
     for (const auto index : rows_.removed()) {
         removals_.push_back({tick, index});
     }
-    encoder_.begin_tick();
+    for (auto& slot : encoders_) {
+        slot->encoder.begin_tick();
+    }
     move_grid();
     read_relevance_marks();
     due_.clear();
@@ -390,7 +399,12 @@ std::unique_ptr<client_replication> interest_replicator::join(client_id client, 
                               std::to_string((needed + 7) / 8) + " bytes a tick)"};
         return nullptr;
     }
-    auto state = std::make_unique<client_state>(encoder_, options_.max_entering);
+    // The least loaded encoder, for life (its views remember the encoder's tables version).
+    const auto slot = std::min_element(encoders_.begin(), encoders_.end(),
+                                       [](const auto& a, const auto& b) { return a->clients < b->clients; });
+    ++(*slot)->clients;
+    auto state = std::make_unique<client_state>(
+        (*slot)->encoder, static_cast<std::size_t>(slot - encoders_.begin()), options_.max_entering);
     state->id = client;
     state->avatar = avatar;
     state->budget_per_tick = per_tick;
@@ -402,6 +416,7 @@ std::unique_ptr<client_replication> interest_replicator::join(client_id client, 
 
 void interest_replicator::leave(client_replication& client) {
     auto& c = static_cast<client_state&>(client);
+    --encoders_[c.encoder_at]->clients;
     const auto at = c.position;
     if (at < clients_.size() && clients_[at] == &c) {
         clients_[at] = clients_.back();
@@ -420,13 +435,58 @@ void interest_replicator::on_ack(client_replication& client, const v1::Ack& ack)
     static_cast<client_state&>(client).view.on_ack(ack.tick(), ack.full_state_requested());
 }
 
+void interest_replicator::prepare(std::span<client_replication* const> clients) {
+    if (!pool_ || clients.size() < 2) {
+        return; // one thread: each is written when asked, as without workers
+    }
+    for (auto& slot : encoders_) {
+        slot->batch.clear();
+    }
+    for (auto* client : clients) {
+        auto& c = static_cast<client_state&>(*client);
+        // A fresh one recomputes its set first, on scratch_[0]: left to snapshot(). One prepared for this
+        // tick already is kept (a view is written once a tick).
+        if (!c.fresh && !(c.prepared && c.prepared_at == tick_)) {
+            encoders_[c.encoder_at]->batch.push_back(&c);
+        }
+    }
+    // Each encoder's clients on one worker: the encoder, its envelope and their states are that worker's
+    // alone; the rows, removals, sets and marks only tick() changes; metrics are atomics.
+    pool_->parallel_for(encoders_.size(), [this](std::size_t at) {
+        auto& slot = *encoders_[at];
+        for (auto* c : slot.batch) {
+            if (c->prepared) {
+                // Written for an earlier tick and never taken (its link was closing): the view recorded
+                // it as sent, so the client_view takes it as in flight, never acked, and sends what it
+                // held again (the cost of a resend, never a wrong mirror).
+                metrics_->snapshots_discarded.add();
+            }
+            c->prepared = write_snapshot(*c, slot);
+            c->prepared_at = tick_;
+        }
+    });
+}
+
 std::optional<outgoing_snapshot> interest_replicator::snapshot(client_replication& client) {
     auto& c = static_cast<client_state&>(client);
+    if (c.prepared) {
+        auto prepared = std::exchange(c.prepared, std::nullopt);
+        if (c.prepared_at == tick_) {
+            metrics_->snapshots_prepared.add();
+            return prepared;
+        }
+        metrics_->snapshots_discarded.add(); // older: harmless, as in prepare()
+    }
     if (c.fresh) {
         update_relevancy(c, scratch_[0]); // joined since the last tick
         metrics_->relevant_entities.observe(static_cast<double>(c.relevant.size()));
         c.fresh = false;
     }
+    return write_snapshot(c, *encoders_[c.encoder_at]);
+}
+
+outgoing_snapshot interest_replicator::write_snapshot(client_state& c, encoder_slot& slot) const {
+    auto& encoder = slot.encoder;
     // Only entities still alive with the occupant the set saw (a re-used index waits for the next update).
     // The live set was clean at `clean_at`: only the removals of the ticks since need looking at (most
     // ticks, most sets hold none of them).
@@ -454,9 +514,9 @@ std::optional<outgoing_snapshot> interest_replicator::snapshot(client_replicatio
     const std::span<const proto::net_entity> live = c.filtered ? c.live : c.relevant;
     const std::span<const float> live_weights = c.filtered ? c.live_weights : c.weights;
     const auto budget = c.bucket - static_cast<std::int64_t>(snapshot_overhead + options_.wire_overhead) * 8;
-    const auto before = encoder_.stats();
-    const auto report = c.view.write(live, live_weights, budget, time_offset_us_, envelope_);
-    const auto& after = encoder_.stats();
+    const auto before = encoder.stats();
+    const auto report = c.view.write(live, live_weights, budget, time_offset_us_, slot.envelope);
+    const auto& after = encoder.stats();
     metrics_->view_cache_lookups.add(after.lookups - before.lookups);
     metrics_->view_cache_hits.add(after.hits - before.hits);
     // Bytes, as Prometheus wants them: what the bits make, the remainders carried to the next snapshot.
@@ -465,7 +525,7 @@ std::optional<outgoing_snapshot> interest_replicator::snapshot(client_replicatio
     metrics_->deferred_entities.add(report.deferred + report.waiting);
 
     auto frame = std::make_shared<std::string>();
-    const auto envelope = proto::encode_envelope(envelope_);
+    const auto envelope = proto::encode_envelope(slot.envelope);
     proto::append_length_prefix(*frame, envelope.size());
     const auto offset = frame->size();
     frame->append(envelope);
@@ -478,6 +538,22 @@ std::optional<outgoing_snapshot> interest_replicator::snapshot(client_replicatio
 void interest_replicator::sent(client_replication& client, std::size_t wire_bytes) {
     auto& c = static_cast<client_state&>(client);
     c.bucket -= static_cast<std::int64_t>(wire_bytes) * 8;
+}
+
+std::size_t interest_replicator::encoder_of(const client_replication& client) const noexcept {
+    return static_cast<const client_state&>(client).encoder_at;
+}
+
+proto::view_encoder_stats interest_replicator::encoder_stats() const noexcept {
+    proto::view_encoder_stats sum;
+    for (const auto& slot : encoders_) {
+        const auto& s = slot->encoder.stats();
+        sum.lookups += s.lookups;
+        sum.hits += s.hits;
+        sum.bits_coded += s.bits_coded;
+        sum.bits_copied += s.bits_copied;
+    }
+    return sum;
 }
 
 std::vector<std::uint32_t> interest_replicator::relevant_of(const client_replication& client) const {

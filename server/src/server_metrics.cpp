@@ -85,6 +85,12 @@ server_metrics::server_metrics()
                                             "Bytes of entity codes the shared view encoder coded.")}
     , view_bytes_copied{registry.add_counter("ecsnet_encode_copied_bytes_total",
                                              "Bytes of entity codes copied into clients' snapshots.")}
+    , snapshots_prepared{registry.add_counter(
+          "ecsnet_snapshots_prepared_total",
+          "Interest-managed snapshots written ahead on the workers (--workers > 1) and sent.")}
+    , snapshots_discarded{registry.add_counter(
+          "ecsnet_snapshots_discarded_total",
+          "Snapshots written ahead on the workers that their link did not send (it was closing).")}
     , inputs{registry.add_counter("ecsnet_inputs_total",
                                   "Client inputs applied by the world (each input once, in sequence order).")}
     , inputs_dry{registry.add_counter("ecsnet_input_buffer_dry_total",

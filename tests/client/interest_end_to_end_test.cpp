@@ -8,7 +8,9 @@
 // - entities that go out of range are destroyed in the mirror with removal_reason::out_of_relevancy, and
 //   the avatar of a client that leaves is destroyed with removal_reason::destroyed;
 // - a client asking for a budget too small for its own avatar is refused with BUDGET_TOO_SMALL;
-// - a thin client (no mirror) stays connected and acks, and the server keeps sending to it.
+// - a thin client (no mirror) stays connected and acks, and the server keeps sending to it;
+// - with two workers over UDP, snapshots written ahead on the workers, each client pinned to one of two
+//   encoders: 40 walking clients mirror exactly, and the encoders' statistics add up to the metrics.
 
 #include <algorithm>
 #include <cmath>
@@ -185,6 +187,88 @@ TEST_P(InterestEndToEnd, AThinClientAcksWithoutMirroringAndKeepsReceiving) {
     });
     poll_for(c, 300ms);
     EXPECT_GT(reported, 3U);
+}
+
+// The tick's snapshots written ahead on two workers (--workers 2; UDP links, which send them at once:
+// interest_replicator::prepare), each client pinned to one of two encoders for life. Over UDP only, since
+// TCP links write theirs when their socket is idle, on the network thread.
+TEST(InterestPreparedSnapshots, FortyClientsOnTwoEncodersMirrorExactly) {
+    constexpr std::size_t count = 40;
+    test_server server{3000, 30, radius, {}, 2};
+    std::vector<std::unique_ptr<ecsnet::client::client>> clients;
+    std::vector<std::size_t> applied(count, 0);
+    std::vector<std::size_t> unverified(count, 0);
+    std::vector<std::size_t> refused(count, 0);
+    for (std::size_t i = 0; i < count; ++i) {
+        auto options = over(ecsnet::client::transport_kind::udp, "walker" + std::to_string(i));
+        options.interpolation_states = 0;
+        clients.push_back(std::make_unique<ecsnet::client::client>(arena::replicated_schema(), options));
+        auto& c = *clients.back();
+        c.on_snapshot([&, i](const proto::applied_snapshot&) {
+            ++applied[i];
+            if (!clients[i]->mirror().verify()) {
+                ++unverified[i];
+            }
+        });
+        c.on_snapshot_refused([&, i](const proto::error&) { ++refused[i]; });
+        ASSERT_TRUE(c.connect("127.0.0.1", server.port()));
+    }
+    // Each walks its own way, so entities keep entering and leaving the views.
+    const auto deadline = std::chrono::steady_clock::now() + 3s;
+    while (std::chrono::steady_clock::now() < deadline) {
+        for (std::size_t i = 0; i < count; ++i) {
+            const auto angle = static_cast<float>(i) * 0.157F;
+            clients[i]->send_input(
+                arena::encode(arena::move_input{0, std::cos(angle), std::sin(angle), 8.0F}));
+            clients[i]->poll();
+        }
+        std::this_thread::sleep_for(10ms);
+    }
+    for (std::size_t i = 0; i < count; ++i) {
+        SCOPED_TRACE("client " + std::to_string(i));
+        EXPECT_EQ(clients[i]->state(), ecsnet::client::client_state::connected);
+        EXPECT_GT(applied[i], 20U);
+        EXPECT_EQ(unverified[i], 0U);
+        EXPECT_EQ(refused[i], 0U);
+        EXPECT_EQ(clients[i]->stats().checksum_mismatches, 0U);
+        EXPECT_EQ(clients[i]->stats().snapshots_refused, 0U);
+    }
+
+    struct encoder_figures {
+        std::size_t encoders{};
+        std::vector<std::uint64_t> lookups;
+        proto::view_encoder_stats sum;
+        std::uint64_t metric_lookups{};
+        std::uint64_t metric_hits{};
+        std::uint64_t prepared{};
+        std::uint64_t encoded{};
+    };
+    const auto figures = server.server().call([&] {
+        auto& replicator = dynamic_cast<server::interest_replicator&>(server.server().replication());
+        encoder_figures f;
+        f.encoders = replicator.encoder_count();
+        for (std::size_t at = 0; at < f.encoders; ++at) {
+            f.lookups.push_back(replicator.encoder(at).stats().lookups);
+        }
+        f.sum = replicator.encoder_stats();
+        const auto& metrics = server.server().metrics();
+        f.metric_lookups = metrics.view_cache_lookups.value();
+        f.metric_hits = metrics.view_cache_hits.value();
+        f.prepared = metrics.snapshots_prepared.value();
+        f.encoded = metrics.snapshot_size.count();
+        return f;
+    });
+    ASSERT_EQ(figures.encoders, 2U);
+    // Both encoders serve clients, and the metrics count what both did.
+    EXPECT_GT(figures.lookups[0], 0U);
+    EXPECT_GT(figures.lookups[1], 0U);
+    EXPECT_EQ(figures.sum.lookups, figures.lookups[0] + figures.lookups[1]);
+    EXPECT_EQ(figures.metric_lookups, figures.sum.lookups);
+    EXPECT_EQ(figures.metric_hits, figures.sum.hits);
+    EXPECT_GT(figures.sum.hits, 0U) << "clients of one encoder share codes";
+    EXPECT_LT(figures.sum.hits, figures.sum.lookups);
+    // Most snapshots were written ahead (all but the full states sent at join and the flow-controlled).
+    EXPECT_GT(figures.prepared, figures.encoded / 2) << figures.prepared << " of " << figures.encoded;
 }
 
 INSTANTIATE_TEST_SUITE_P(Transports, InterestEndToEnd,

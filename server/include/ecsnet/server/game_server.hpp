@@ -173,6 +173,9 @@ private:
     void handle_hello(client_link& from, const v1::ClientHello& hello);
     /// Flow control: the newest tick sent is `max_unacked_ticks` past the newest acked.
     [[nodiscard]] bool window_full(const session& s) const noexcept;
+    /// Whether next_snapshot() would write this client's snapshot now, and if not, why.
+    enum class snapshot_gate : std::uint8_t { open, nothing_new, held };
+    [[nodiscard]] snapshot_gate gate(const session& s) const noexcept;
     void handle_ack(client_link& from, const v1::Ack& ack);
     void handle_input(client_link& from, v1::Input& input);
 
@@ -199,6 +202,7 @@ private:
 
     proto::snapshot_history history_;
     std::unique_ptr<replicator> replicator_;
+    std::vector<client_replication*> to_prepare_; // the tick's snapshots the replicator may write ahead
     std::unique_ptr<lag_compensation> lag_compensation_;
     tick_pacer pacer_;
     tick_load tick_load_;

@@ -20,6 +20,13 @@
 // 2 (N - 1) (1 + weight_max / weight_min) ticks (interest/priority_selector.hpp proves it); a view that is
 // in flight is sent again whatever the budget, so under a budget smaller than what is in flight, admissions
 // wait for acks.
+//
+// Workers (--workers N > 1): relevant sets are recomputed on N threads, and snapshots written on them too.
+// The encoder is not thread-safe, so there is one per worker, each with the envelope it writes into; a
+// client is pinned to one of them for its whole life (the least loaded at join: its views remember the
+// encoder's tables version), so encoded bits are shared among the clients of one encoder only. prepare()
+// writes the snapshots the tick is about to send, one worker per encoder, and snapshot() hands them out;
+// only `tick()` changes what they read (rows, removals, sets), so they read it without locks.
 
 #include <cstddef>
 #include <cstdint>
@@ -57,8 +64,8 @@ struct interest_options {
     std::size_t max_entering{128};
     /// Bytes a snapshot costs on the wire besides its frame (the transport's headers).
     std::size_t wire_overhead{52};
-    /// Threads recomputing relevant sets, the tick's own included (the clients due in a tick are split
-    /// between them; game_world::may_see is then asked from all of them).
+    /// Threads recomputing relevant sets and writing snapshots, the tick's own included (the clients due in
+    /// a tick are split between them; game_world::may_see is then asked from all of them), and encoders.
     std::size_t workers{1};
 };
 
@@ -77,12 +84,21 @@ public:
     void leave(client_replication& client) override;
     void welcome(client_replication& client, v1::ServerWelcome& welcome) override;
     void on_ack(client_replication& client, const v1::Ack& ack) override;
+    /// With workers: writes these clients' snapshots of the tick, each encoder's clients on one worker.
+    void prepare(std::span<client_replication* const> clients) override;
     std::optional<outgoing_snapshot> snapshot(client_replication& client) override;
     void sent(client_replication& client, std::size_t wire_bytes) override;
 
     /// The relevant entity indices of a client at its last recomputation (for tests and tools).
     [[nodiscard]] std::vector<std::uint32_t> relevant_of(const client_replication& client) const;
-    [[nodiscard]] const proto::view_encoder& encoder() const noexcept { return encoder_; }
+    /// One encoder per worker; `encoder_of` the one a client is pinned to.
+    [[nodiscard]] std::size_t encoder_count() const noexcept { return encoders_.size(); }
+    [[nodiscard]] const proto::view_encoder& encoder(std::size_t at) const noexcept {
+        return encoders_[at]->encoder;
+    }
+    [[nodiscard]] std::size_t encoder_of(const client_replication& client) const noexcept;
+    /// The encoders' statistics, summed.
+    [[nodiscard]] proto::view_encoder_stats encoder_stats() const noexcept;
 
 private:
     struct client_state;
@@ -107,6 +123,17 @@ private:
         std::vector<proto::net_entity> merged;
     };
     void update_relevancy(client_state& c, relevancy_scratch& scratch) const;
+    // One encoder, the envelope it writes into, the clients pinned to it and those prepare() gave it.
+    struct encoder_slot {
+        explicit encoder_slot(const proto::row_history& rows)
+            : encoder{rows} {}
+        proto::view_encoder encoder;
+        v1::Envelope envelope;
+        std::size_t clients{};
+        std::vector<client_state*> batch;
+    };
+    // Thread-safe for clients of distinct encoders.
+    outgoing_snapshot write_snapshot(client_state& c, encoder_slot& slot) const;
     /// Whether an index of `sorted` (by index) lost its occupant after tick `since` (or maybe did: since is
     /// older than the removals remembered).
     [[nodiscard]] bool lost_occupant_since(proto::tick_type since,
@@ -118,7 +145,7 @@ private:
     interest_options options_;
     server_metrics* metrics_;
     proto::row_history rows_;
-    proto::view_encoder encoder_;
+    std::vector<std::unique_ptr<encoder_slot>> encoders_; // one per worker (client_views point at them)
     interest::spatial_grid grid_;
     interest::staggered_schedule schedule_;
     interest::distance_weight weight_;
@@ -157,7 +184,6 @@ private:
     std::vector<relevancy_scratch> scratch_; // one per worker
     std::vector<client_state*> due_;         // clients whose set is recomputed this tick
     std::unique_ptr<thread_pool> pool_;      // with workers > 1
-    v1::Envelope envelope_;
 };
 
 } // namespace ecsnet::server

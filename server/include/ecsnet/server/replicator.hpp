@@ -8,12 +8,14 @@
 //   interest_replicator  each client receives its own view (ViewSnapshot): the entities relevant to it,
 //                        under its bandwidth budget, coded per entity and shared between clients.
 // game_server keeps what is common (handshake, flow control, acks' validity, timing) and asks its
-// replicator for the rest. Everything runs on the server's network thread.
+// replicator for the rest. Everything runs on the server's network thread, except what a replicator does
+// on its own workers inside prepare().
 
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -68,6 +70,10 @@ public:
     virtual void welcome(client_replication& client, v1::ServerWelcome& welcome) = 0;
     /// An Ack the server accepted (an acked tick it sent, or a full-state request).
     virtual void on_ack(client_replication& client, const v1::Ack& ack) = 0;
+    /// Once per tick, after tick(), with the clients whose snapshot() the tick asks for next (and sends at
+    /// once): a replicator may write their snapshots ahead, in parallel, for snapshot() to hand out. Every
+    /// snapshot() of this tick for another client, or for a client whose link could not send it, still works.
+    virtual void prepare(std::span<client_replication* const> clients) { static_cast<void>(clients); }
     /// The snapshot of the newest tick for this client, or nothing.
     virtual std::optional<outgoing_snapshot> snapshot(client_replication& client) = 0;
     /// Bytes the client's snapshot took on the wire (budget accounting).

@@ -38,6 +38,8 @@ struct server_metrics {
     counter& view_cache_hits;
     counter& view_bytes_coded;
     counter& view_bytes_copied;
+    counter& snapshots_prepared;
+    counter& snapshots_discarded;
     // Transports.
     counter& inputs;
     // The input buffer (input_buffer.hpp).
