@@ -35,7 +35,10 @@ server_metrics::server_metrics()
     , tick_duration{registry.add_histogram(
           "ecsnet_tick_duration_seconds",
           "Time spent in one tick: inputs, systems, capture, handing out snapshots.",
-          histogram::exponential_bounds(0.00025, 2.0, 12))}
+          // Fine where the goals are (10 ms, 25 ms, the 33.3 ms period at 30 Hz): doubling buckets made a
+          // p99 of 21 ms read as "between 16 and 32".
+          {0.00025, 0.0005, 0.001, 0.002, 0.003,  0.004, 0.005, 0.006,  0.008, 0.010, 0.0125, 0.015, 0.0175,
+           0.020,   0.0225, 0.025, 0.030, 0.0333, 0.040, 0.050, 0.0667, 0.100, 0.250, 0.500,  1.0})}
     , tick_overruns{registry.add_counter("ecsnet_tick_overruns_total",
                                          "Ticks that ran past the start of the next.")}
     , overload_refusals{registry.add_counter(
