@@ -13,7 +13,7 @@ constexpr tick_type whole_row = no_tick - 1;
 
 view_encoder::view_encoder(const row_history& rows, view_encoder_options options)
     : rows_{&rows}
-    , chooser_{rows.layout(), options.tables_period}
+    , chooser_{rows.layout(), options.tables_period, options.first_tables_version}
     , reference_(rows.layout().width()) {}
 
 void view_encoder::begin_tick() {

@@ -155,9 +155,11 @@ dictionary view_table_chooser::frequency::top() const {
     return d;
 }
 
-view_table_chooser::view_table_chooser(const row_layout& layout, std::uint32_t period)
+view_table_chooser::view_table_chooser(const row_layout& layout, std::uint32_t period,
+                                       std::uint32_t first_version)
     : layout_{&layout}
     , period_{std::max<std::uint32_t>(period, 1)}
+    , version_{first_version}
     , tables_{view_tables::defaults(layout)}
     , residuals_(layout.width())
     , fields_(layout.components()) {

@@ -58,7 +58,7 @@ struct interest_replicator::client_state final : client_replication {
     std::int64_t bucket{};          // bits
     proto::tick_type clean_at{};    // every member of the live set had its occupant still at this tick
     std::size_t position{};         // in clients_
-    std::size_t encoder_at{};       // in encoders_, for life
+    std::size_t encoder_at{};       // in encoders_ (group_by_place() may move it)
     bool fresh{true};               // recompute its set at the next tick, whatever the schedule
     // Written by prepare() for the tick `prepared_at`, handed out by snapshot().
     std::optional<outgoing_snapshot> prepared;
@@ -81,7 +81,11 @@ interest_replicator::interest_replicator(game_world& world, const proto::snapsho
         pool_ = std::make_unique<thread_pool>(options.workers);
     }
     for (std::size_t i = 0; i < scratch_.size(); ++i) {
-        encoders_.push_back(std::make_unique<encoder_slot>(rows_));
+        // Tables versions far apart: a client moved to another encoder must be sent its tables.
+        proto::view_encoder_options coding;
+        coding.first_tables_version =
+            1 + static_cast<std::uint32_t>(i * (std::uint64_t{1} << 32) / scratch_.size());
+        encoders_.push_back(std::make_unique<encoder_slot>(rows_, coding));
     }
     const auto& schema = history.layout();
     const auto component = schema.find(layout.component);
@@ -399,7 +403,7 @@ std::unique_ptr<client_replication> interest_replicator::join(client_id client, 
                               std::to_string((needed + 7) / 8) + " bytes a tick)"};
         return nullptr;
     }
-    // The least loaded encoder, for life (its views remember the encoder's tables version).
+    // The least loaded encoder, until group_by_place() finds its place.
     const auto slot = std::min_element(encoders_.begin(), encoders_.end(),
                                        [](const auto& a, const auto& b) { return a->clients < b->clients; });
     ++(*slot)->clients;
@@ -439,6 +443,9 @@ void interest_replicator::prepare(std::span<client_replication* const> clients) 
     if (!pool_ || clients.size() < 2) {
         return; // one thread: each is written when asked, as without workers
     }
+    if (tick_ % regroup_period == 0) {
+        group_by_place(clients);
+    }
     for (auto& slot : encoders_) {
         slot->batch.clear();
     }
@@ -465,6 +472,53 @@ void interest_replicator::prepare(std::span<client_replication* const> clients) 
             c->prepared_at = tick_;
         }
     });
+}
+
+void interest_replicator::group_by_place(std::span<client_replication* const> clients) {
+    // Encoder k takes the k-th of n equal shares of the clients ordered by their avatar's x: neighbours
+    // see the same entities, so an encoder's cached codes serve its clients as one encoder's served all of
+    // them (with a random split, each entity was coded by every encoder). A client stays with its
+    // encoder while within a margin of its share's stretch: one walking along a border does not go back
+    // and forth (each move sends its tables again, some tens of bytes).
+    const auto n = encoders_.size();
+    by_x_.clear();
+    for (auto* client : clients) {
+        auto& c = static_cast<client_state&>(*client);
+        if (c.avatar == null_entity) {
+            continue;
+        }
+        if (const auto at = position_of(entity_traits::to_index(c.avatar))) {
+            by_x_.emplace_back(at->x, &c);
+        }
+    }
+    if (n < 2 || by_x_.size() < 2 * n) {
+        return;
+    }
+    std::sort(by_x_.begin(), by_x_.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    x_bounds_.clear();
+    for (std::size_t k = 1; k < n; ++k) {
+        const auto first = k * by_x_.size() / n; // the first client of share k
+        x_bounds_.push_back((by_x_[first - 1].first + by_x_[first].first) * 0.5F);
+    }
+    const float margin = options_.radius * 0.25F;
+    for (const auto& [x, c] : by_x_) {
+        const auto share = static_cast<std::size_t>(std::upper_bound(x_bounds_.begin(), x_bounds_.end(), x) -
+                                                    x_bounds_.begin());
+        const auto now = c->encoder_at;
+        if (share == now) {
+            continue;
+        }
+        const bool above_start = now == 0 || x >= x_bounds_[now - 1] - margin;
+        const bool below_end = now == n - 1 || x < x_bounds_[now] + margin;
+        if (above_start && below_end) {
+            continue; // near its stretch: stays
+        }
+        --encoders_[now]->clients;
+        ++encoders_[share]->clients;
+        c->encoder_at = share;
+        c->view.use_encoder(encoders_[share]->encoder);
+        metrics_->encoder_moves.add();
+    }
 }
 
 std::optional<outgoing_snapshot> interest_replicator::snapshot(client_replication& client) {

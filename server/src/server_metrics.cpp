@@ -91,6 +91,9 @@ server_metrics::server_metrics()
     , snapshots_prepared{registry.add_counter(
           "ecsnet_snapshots_prepared_total",
           "Interest-managed snapshots written ahead on the workers (--workers > 1) and sent.")}
+    , encoder_moves{registry.add_counter(
+          "ecsnet_view_encoder_moves_total",
+          "Clients moved to another worker's view encoder, to stay with the clients near them.")}
     , snapshots_discarded{registry.add_counter(
           "ecsnet_snapshots_discarded_total",
           "Snapshots written ahead on the workers that their link did not send (it was closing).")}

@@ -66,6 +66,10 @@ public:
     void on_ack(tick_type tick, bool full_state_requested);
     /// Forgets every view (a new connection).
     void reset();
+    /// Writes the next views with another encoder (of the same rows; tables versions distinct from the
+    /// first's): the next view carries that encoder's tables, since its base's version differs.
+    void use_encoder(view_encoder& encoder) noexcept { encoder_ = &encoder; }
+    [[nodiscard]] const view_encoder& encoder() const noexcept { return *encoder_; }
 
     /// The newest acked view the server still keeps (the base of the next snapshot), or nullptr.
     [[nodiscard]] const view_frame* base() const noexcept;

@@ -24,6 +24,9 @@ namespace ecsnet::proto {
 struct view_encoder_options {
     /// Ticks between two choices of tables (view_table_chooser).
     std::uint32_t tables_period{30};
+    /// The version of the first tables (view_table_chooser): encoders a client may move between start their
+    /// versions far apart, so that a view's tables version names one encoder's tables.
+    std::uint32_t first_tables_version{1};
 };
 
 /// A coded entity: `bits` bits at `offset` of the encoder's arena.

@@ -80,7 +80,9 @@ void write_with_dictionary(bit_writer& out, const dictionary& d, bit_set value, 
 /// The server's statistics of what it codes, and its choice of tables.
 class view_table_chooser {
 public:
-    view_table_chooser(const row_layout& layout, std::uint32_t period);
+    /// `first_version`: the version of the first tables (choosers whose clients may move between them
+    /// start far apart, so a version names one chooser's tables only).
+    view_table_chooser(const row_layout& layout, std::uint32_t period, std::uint32_t first_version = 1);
 
     /// The tables for the next tick: the current ones, new ones every `period` ticks, and wider ones at
     /// once when `max_values` (per row field position: the largest value of the tick) needs it.

@@ -22,9 +22,13 @@
 // wait for acks.
 //
 // Workers (--workers N > 1): relevant sets are recomputed on N threads, and snapshots written on them too.
-// The encoder is not thread-safe, so there is one per worker, each with the envelope it writes into; a
-// client is pinned to one of them for its whole life (the least loaded at join: its views remember the
-// encoder's tables version), so encoded bits are shared among the clients of one encoder only. prepare()
+// The encoder is not thread-safe, so there is one per worker, each with the envelope it writes into.
+// Encoded bits are shared among the clients of one encoder only, so clients are grouped by place: every 8
+// ticks, encoder k takes the k-th share of the clients ordered by their avatar's x (group_by_place(), with
+// a margin so a client on a border does not go back and forth); neighbours see the same entities, and the
+// encoders' cache hits stay near one encoder's. A client that moves to another encoder is sent its tables
+// with its next view (the encoders' tables versions are far apart, so its base's version never matches
+// the new encoder's). prepare()
 // writes the snapshots the tick is about to send, one worker per encoder, and snapshot() hands them out;
 // only `tick()` changes what they read (rows, removals, sets), so they read it without locks.
 
@@ -91,7 +95,7 @@ public:
 
     /// The relevant entity indices of a client at its last recomputation (for tests and tools).
     [[nodiscard]] std::vector<std::uint32_t> relevant_of(const client_replication& client) const;
-    /// One encoder per worker; `encoder_of` the one a client is pinned to.
+    /// One encoder per worker; `encoder_of` the one a client is on.
     [[nodiscard]] std::size_t encoder_count() const noexcept { return encoders_.size(); }
     [[nodiscard]] const proto::view_encoder& encoder(std::size_t at) const noexcept {
         return encoders_[at]->encoder;
@@ -125,8 +129,8 @@ private:
     void update_relevancy(client_state& c, relevancy_scratch& scratch) const;
     // One encoder, the envelope it writes into, the clients pinned to it and those prepare() gave it.
     struct encoder_slot {
-        explicit encoder_slot(const proto::row_history& rows)
-            : encoder{rows} {}
+        encoder_slot(const proto::row_history& rows, proto::view_encoder_options options)
+            : encoder{rows, options} {}
         proto::view_encoder encoder;
         v1::Envelope envelope;
         std::size_t clients{};
@@ -134,6 +138,9 @@ private:
     };
     // Thread-safe for clients of distinct encoders.
     outgoing_snapshot write_snapshot(client_state& c, encoder_slot& slot) const;
+    // Clients to the encoder of their stretch of the arena (by their avatar's x), so that each encoder's
+    // codes serve clients that see the same entities.
+    void group_by_place(std::span<client_replication* const> clients);
     /// Whether an index of `sorted` (by index) lost its occupant after tick `since` (or maybe did: since is
     /// older than the removals remembered).
     [[nodiscard]] bool lost_occupant_since(proto::tick_type since,
@@ -170,6 +177,9 @@ private:
         std::uint32_t index;
     };
     static constexpr proto::tick_type removal_memory = 32;
+    // Ticks between two groupings of the clients by place (group_by_place()): avatars move a few metres a
+    // second, and a grouping sorts every client.
+    static constexpr proto::tick_type regroup_period = 8;
     std::vector<removal> removals_;
 
     // The game's relevance marks, read each tick.
@@ -181,9 +191,11 @@ private:
     std::vector<std::uint32_t> marked_; // indices with a mark this tick (to reset next tick)
 
     // scratch
-    std::vector<relevancy_scratch> scratch_; // one per worker
-    std::vector<client_state*> due_;         // clients whose set is recomputed this tick
-    std::unique_ptr<thread_pool> pool_;      // with workers > 1
+    std::vector<relevancy_scratch> scratch_;            // one per worker
+    std::vector<client_state*> due_;                    // clients whose set is recomputed this tick
+    std::vector<std::pair<float, client_state*>> by_x_; // group_by_place()
+    std::vector<float> x_bounds_;                       // group_by_place(): between encoders' stretches
+    std::unique_ptr<thread_pool> pool_;                 // with workers > 1
 };
 
 } // namespace ecsnet::server

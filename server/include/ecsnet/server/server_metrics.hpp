@@ -39,6 +39,7 @@ struct server_metrics {
     counter& view_bytes_coded;
     counter& view_bytes_copied;
     counter& snapshots_prepared;
+    counter& encoder_moves;
     counter& snapshots_discarded;
     // Transports.
     counter& inputs;
