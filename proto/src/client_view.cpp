@@ -160,19 +160,6 @@ view_write_report client_view::write(std::span<const net_entity> relevant, std::
     std::size_t r = 0;
     std::size_t n_at = 0;
     std::size_t w_at = 0;
-    const auto row_bits = [&](std::uint32_t index) {
-        const auto* row = rows.current(index);
-        const auto& widths = encoder.tables().widths;
-        std::uint32_t bits = 16; // generation and presence, roughly
-        for (std::size_t c = 0; c < layout.components(); ++c) {
-            if (row_layout::has(row, c)) {
-                for (std::size_t f = 0; f < layout.fields(c); ++f) {
-                    bits += widths[layout.offset(c) + f];
-                }
-            }
-        }
-        return bits;
-    };
     const auto add_entering = [&](const net_entity& id, float weight) {
         const auto* in_flight = seek(newest_entries, n_at, id.index);
         const bool mandatory = in_flight != nullptr && in_flight->generation == id.generation;
@@ -190,7 +177,7 @@ view_write_report client_view::write(std::span<const net_entity> relevant, std::
         c.mandatory = mandatory;
         // Coded only if admitted (entering entities may wait many ticks under a small budget): the cost
         // until then is the row's full width.
-        c.code.bits = row_bits(id.index);
+        c.code.bits = encoder.row_bits_estimate(id.index);
         // Entering waits count double: a new entity matters more than a refinement of a known one.
         c.priority = weight * 2.0F * static_cast<float>(tick - since + 1);
         c.cost = c.code.bits + index_cost;
