@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <bit>
+#include <limits>
 
 #include "ecsnet/proto/bit_lists.hpp"
 #include "ecsnet/proto/checksum.hpp"
@@ -111,21 +112,6 @@ const view_frame* client_view::base() const noexcept {
         return nullptr;
     }
     return &frames_.front();
-}
-
-void client_view::sort_by_priority() {
-    // In flight first, then by priority (weight x ticks waiting), ties by index.
-    std::sort(order_.begin(), order_.end(), [this](std::uint32_t a, std::uint32_t b2) {
-        const auto& x = candidates_[a];
-        const auto& y = candidates_[b2];
-        if (x.mandatory != y.mandatory) {
-            return x.mandatory;
-        }
-        if (x.priority != y.priority) {
-            return x.priority > y.priority;
-        }
-        return x.index < y.index;
-    });
 }
 
 view_write_report client_view::write(std::span<const net_entity> relevant, std::span<const float> weights,
@@ -244,30 +230,11 @@ view_write_report client_view::write(std::span<const net_entity> relevant, std::
     }
 
     // Admission: what is in flight, then the rest by priority while the budget lasts.
-    order_.resize(candidates_.size());
-    for (std::size_t i = 0; i < order_.size(); ++i) {
-        order_[i] = static_cast<std::uint32_t>(i);
-    }
     std::int64_t budget = budget_bits - fixed_cost - static_cast<std::int64_t>(left_.size()) * position_cost;
-    std::int64_t wanted = 0;
-    for (const auto& c : candidates_) {
-        wanted += c.cost;
-    }
-    // When everything fits, everything is taken and the order does not matter: most snapshots under a
-    // sensible budget, and the sort was an eighth of the writing.
-    const bool everything_fits = budget > 0 && wanted <= budget;
-    if (!everything_fits) {
-        sort_by_priority();
-    }
     bool admitted_one = false;
     selected_entering_.clear();
-    for (const auto id : order_) {
-        const auto& c = candidates_[id];
-        bool take = c.mandatory;
-        if (!take && budget > 0 && (!admitted_one || budget >= static_cast<std::int64_t>(c.cost))) {
-            take = true;
-            admitted_one = true;
-        }
+    const auto admit = [&](std::uint32_t id, bool take) {
+        auto& c = candidates_[id];
         if (take) {
             budget -= c.cost;
             report.mandatory += c.mandatory ? 1 : 0;
@@ -275,7 +242,7 @@ view_write_report client_view::write(std::span<const net_entity> relevant, std::
         switch (c.what) {
         case kind::enter:
             if (take) {
-                candidates_[id].code = encoder.row(c.index);
+                c.code = encoder.row(c.index);
                 selected_entering_.push_back(id);
             }
             break;
@@ -285,6 +252,46 @@ view_write_report client_view::write(std::span<const net_entity> relevant, std::
         case kind::refresh:
             action_[c.position] = take ? refreshed : deferred;
             break;
+        }
+    };
+    std::int64_t wanted = 0;
+    for (const auto& c : candidates_) {
+        wanted += c.cost;
+    }
+    // When everything fits, everything is taken and the order does not matter: most snapshots under a
+    // sensible budget.
+    const bool everything_fits = budget > 0 && wanted <= budget;
+    optional_.clear();
+    std::int64_t cheapest = std::numeric_limits<std::int64_t>::max(); // of the optional candidates
+    for (std::uint32_t id = 0; id < candidates_.size(); ++id) {
+        const auto& c = candidates_[id];
+        if (everything_fits || c.mandatory) {
+            admit(id, true);
+        } else {
+            // Priorities are positive floats, whose bits order as they do: the key orders by priority,
+            // then by index (the smaller first); indices are distinct among the candidates.
+            const auto key =
+                (std::uint64_t{std::bit_cast<std::uint32_t>(c.priority)} << 32) | (0xFFFFFFFFU - c.index);
+            optional_.push_back({key, id});
+            cheapest = std::min<std::int64_t>(cheapest, c.cost);
+        }
+    }
+    if (!everything_fits) {
+        // Highest priority first, taken from a heap while the budget lasts, and no further once even the
+        // cheapest cannot fit (a client joining has a couple of hundred entities waiting to enter, a
+        // tenth of which a snapshot takes: sorting them all was a tenth of the writing).
+        const auto lower = [](const ranked& a, const ranked& b2) { return a.key < b2.key; };
+        std::make_heap(optional_.begin(), optional_.end(), lower);
+        auto end = optional_.end();
+        for (; end != optional_.begin() && budget > 0 && !(admitted_one && budget < cheapest); --end) {
+            std::pop_heap(optional_.begin(), end, lower);
+            const auto id = (end - 1)->id;
+            const bool take = !admitted_one || budget >= static_cast<std::int64_t>(candidates_[id].cost);
+            admitted_one = admitted_one || take;
+            admit(id, take);
+        }
+        for (auto rest = optional_.begin(); rest != end; ++rest) {
+            admit(rest->id, false);
         }
     }
     std::sort(

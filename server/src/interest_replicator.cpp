@@ -579,10 +579,11 @@ outgoing_snapshot interest_replicator::write_snapshot(client_state& c, encoder_s
     metrics_->deferred_entities.add(report.deferred + report.waiting);
 
     auto frame = std::make_shared<std::string>();
-    const auto envelope = proto::encode_envelope(slot.envelope);
-    proto::append_length_prefix(*frame, envelope.size());
+    proto::serialize_into(slot.envelope, slot.encoded);
+    frame->reserve(proto::framed_size(slot.encoded.size()));
+    proto::append_length_prefix(*frame, slot.encoded.size());
     const auto offset = frame->size();
-    frame->append(envelope);
+    frame->append(slot.encoded);
     const auto per_tick_bytes = static_cast<double>(std::max<std::int64_t>(c.budget_per_tick / 8, 1));
     metrics_->snapshot_budget_use.observe(static_cast<double>(frame->size() + options_.wire_overhead) /
                                           per_tick_bytes);

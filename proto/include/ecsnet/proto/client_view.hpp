@@ -96,14 +96,16 @@ private:
         float priority{};
         std::uint32_t cost{}; // estimated bits, lists included
     };
+    struct ranked {
+        std::uint64_t key{}; // priority, then index: larger first
+        std::uint32_t id{};  // in candidates_
+    };
     struct waiting_entry {
         std::uint32_t index{};
         tick_type since{};
     };
 
     void recycle(view_frame&& frame);
-    // order_: the candidates' positions, in the order admission considers them.
-    void sort_by_priority();
 
     view_encoder* encoder_;
     std::size_t max_frames_;
@@ -114,7 +116,7 @@ private:
 
     // scratch
     std::vector<candidate> candidates_;
-    std::vector<std::uint32_t> order_;
+    std::vector<ranked> optional_; // candidates not in flight, admitted by priority
     std::vector<std::uint8_t>
         action_; // per base entry: 0 advance, 1 deferred, 2 changed, 3 refreshed, 4 left
     std::vector<std::uint32_t> left_;

@@ -133,6 +133,7 @@ private:
             : encoder{rows, options} {}
         proto::view_encoder encoder;
         v1::Envelope envelope;
+        std::string encoded; // the envelope's bytes, before they are framed
         std::size_t clients{};
         std::vector<client_state*> batch;
     };
