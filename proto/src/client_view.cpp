@@ -137,6 +137,7 @@ view_write_report client_view::write(std::span<const net_entity> relevant, std::
 
     candidates_.clear();
     action_.assign(base_entries.size(), advance);
+    edited_.clear();
     left_.clear();
     left_destroyed_.clear();
     next_waiting_.clear();
@@ -159,6 +160,7 @@ view_write_report client_view::write(std::span<const net_entity> relevant, std::
         candidate c;
         c.index = id.index;
         c.generation = id.generation;
+        c.position = static_cast<std::uint32_t>(b); // it goes before that base entry
         c.what = kind::enter;
         c.mandatory = mandatory;
         // Coded only if admitted (entering entities may wait many ticks under a small budget): the cost
@@ -178,6 +180,7 @@ view_write_report client_view::write(std::span<const net_entity> relevant, std::
             const auto& e = base_entries[b];
             const bool destroyed = !rows.alive(e.index) || rows.generation(e.index) != e.generation;
             action_[b] = gone;
+            edited_.push_back(static_cast<std::uint32_t>(b));
             left_.push_back(static_cast<std::uint32_t>(b));
             left_destroyed_.push_back(destroyed ? 1 : 0);
             if (base_index == relevant_index) { // a new occupant of the index: it enters
@@ -195,10 +198,15 @@ view_write_report client_view::write(std::span<const net_entity> relevant, std::
         // In the base and still relevant.
         const auto& e = base_entries[b];
         // Unchanged since the value before its last one (or since its last one, when it has none before):
-        // every reference of it is that value, which it shows already. Nothing to code, its term stays.
+        // every reference of it is that value, which it shows already. Nothing to code, its term stays; with
+        // no value before, its entry stays as it is (most of a view, copied in blocks below).
         if (rows.since(e.index) <= (e.previous != no_tick ? e.previous : e.tick)) {
-            action_[b] = unchanged;
+            if (e.previous != no_tick) {
+                action_[b] = unchanged;
+                edited_.push_back(static_cast<std::uint32_t>(b));
+            }
         } else {
+            edited_.push_back(static_cast<std::uint32_t>(b));
             auto code = encoder.update(e.index, e.tick, e.previous);
             kind what = kind::update;
             if (code.forgotten) {
@@ -328,7 +336,9 @@ view_write_report client_view::write(std::span<const net_entity> relevant, std::
         frame.entries.resize(most);
     }
     view_entry* kept = frame.entries.data();
-    std::uint64_t checksum = 0;
+    // The sum of the kept entries' terms: the base's, less the terms of the entries edited, plus those of
+    // what replaces them.
+    std::uint64_t checksum = base != nullptr ? base->checksum : 0;
     const auto keep = [&](const view_entry& e) {
         *kept++ = e;
         checksum += e.term;
@@ -345,16 +355,30 @@ view_write_report client_view::write(std::span<const net_entity> relevant, std::
                          reference_.data());
         return layout.checksum_term(rows.weights(), e.index, e.generation, reference_.data());
     };
-    std::size_t s = 0;
-    const auto push_entered = [&](const candidate& c) {
-        keep(view_entry{c.index, c.generation, tick, no_tick, tick, rows.term(c.index)});
-        entered_.push_back(c.index);
+    // Base entries [from, end) that stay as they are (their terms are in the checksum already).
+    std::size_t from = 0;
+    const auto keep_base_until = [&](std::size_t end) {
+        kept = std::copy(base_entries.begin() + static_cast<std::ptrdiff_t>(from),
+                         base_entries.begin() + static_cast<std::ptrdiff_t>(end), kept);
+        from = end;
     };
-    for (std::size_t p = 0; p < base_entries.size(); ++p) {
-        const auto& e = base_entries[p];
-        while (s < selected_entering_.size() && candidates_[selected_entering_[s]].index <= e.index) {
-            push_entered(candidates_[selected_entering_[s++]]);
+    // The entering entities that go before base entry `position` (by index).
+    std::size_t s = 0;
+    const auto enter_before = [&](std::size_t position) {
+        for (; s < selected_entering_.size() && candidates_[selected_entering_[s]].position <= position;
+             ++s) {
+            const auto& c = candidates_[selected_entering_[s]];
+            keep_base_until(c.position);
+            keep(view_entry{c.index, c.generation, tick, no_tick, tick, rows.term(c.index)});
+            entered_.push_back(c.index);
         }
+    };
+    for (const auto p : edited_) {
+        enter_before(p);
+        keep_base_until(p);
+        from = p + 1;
+        const auto& e = base_entries[p];
+        checksum -= e.term;
         switch (action_[p]) {
         case gone:
             break;
@@ -363,16 +387,16 @@ view_write_report client_view::write(std::span<const net_entity> relevant, std::
             auto held = e;
             held.term = shown_term(e);
             keep(held);
-            deferred_.push_back(static_cast<std::uint32_t>(p));
+            deferred_.push_back(p);
             break;
         }
         case refreshed:
             keep(view_entry{e.index, e.generation, tick, no_tick, tick, rows.term(e.index)});
-            refreshed_.push_back(static_cast<std::uint32_t>(p));
+            refreshed_.push_back(p);
             break;
         case changed:
             keep(view_entry{e.index, e.generation, tick, e.tick, tick, rows.term(e.index)});
-            changed_.push_back(static_cast<std::uint32_t>(p));
+            changed_.push_back(p);
             break;
         case unchanged: { // its last value stays, and the value before is of no use any more
             auto same = e;
@@ -392,9 +416,8 @@ view_write_report client_view::write(std::span<const net_entity> relevant, std::
             break;
         }
     }
-    while (s < selected_entering_.size()) {
-        push_entered(candidates_[selected_entering_[s++]]);
-    }
+    enter_before(base_entries.size());
+    keep_base_until(base_entries.size());
     // An index may leave (old occupant) and enter (new one) at once: the entry order stays by index
     // because the left entry is not kept.
     frame.entries.resize(static_cast<std::size_t>(kept - frame.entries.data()));

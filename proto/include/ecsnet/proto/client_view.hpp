@@ -89,7 +89,7 @@ private:
     struct candidate {
         std::uint32_t index{};
         std::uint32_t generation{};
-        std::uint32_t position{}; // in the base (update, refresh)
+        std::uint32_t position{}; // in the base (update, refresh), or the base entry it goes before (enter)
         kind what{};
         bool mandatory{};
         entity_code code;
@@ -119,6 +119,7 @@ private:
     std::vector<ranked> optional_; // candidates not in flight, admitted by priority
     std::vector<std::uint8_t>
         action_; // per base entry: 0 advance, 1 deferred, 2 changed, 3 refreshed, 4 left
+    std::vector<std::uint32_t> edited_; // base positions whose entry does not stay as it is, ascending
     std::vector<std::uint32_t> left_;
     std::vector<std::uint8_t> left_destroyed_;
     std::vector<std::uint32_t> entered_;
