@@ -35,12 +35,63 @@ constexpr std::uint32_t index_cost = 14;
 constexpr std::int64_t fixed_cost = 40 * 8;
 
 // A sorted list of entries by index: the entry of `index`, if any, from a cursor that only moves forward.
+// Galloping (steps doubling from the cursor, then a bisection): the entities looked up are a few far apart
+// in a view that is cold in cache, and stepping over every entry in between read all of its lines.
 template<typename Entries>
 const view_entry* seek(const Entries& entries, std::size_t& at, std::uint32_t index) noexcept {
-    while (at < entries.size() && entries[at].index < index) {
-        ++at;
+    std::size_t end = at; // entries before `at` are below `index`; the one at `end` (if any) is not
+    for (std::size_t step = 1; end < entries.size() && entries[end].index < index; step *= 2) {
+        at = end + 1;
+        end = std::min(entries.size(), end + step);
     }
+    at = static_cast<std::size_t>(
+        std::lower_bound(entries.begin() + static_cast<std::ptrdiff_t>(at),
+                         entries.begin() + static_cast<std::ptrdiff_t>(end), index,
+                         [](const view_entry& e, std::uint32_t i) { return e.index < i; }) -
+        entries.begin());
     return at < entries.size() && entries[at].index == index ? &entries[at] : nullptr;
+}
+
+enum class kind : std::uint8_t { update, refresh, enter };
+
+struct candidate {
+    std::uint32_t index{};
+    std::uint32_t generation{};
+    std::uint32_t position{}; // in the base (update, refresh), or the base entry it goes before (enter)
+    kind what{};
+    bool mandatory{};
+    entity_code code;
+    float priority{};
+    std::uint32_t cost{}; // estimated bits, lists included
+};
+
+struct ranked {
+    std::uint64_t key{}; // priority, then index: larger first
+    std::uint32_t id{};  // in candidates
+};
+
+// What client_view::write works in, kept from one call to the next only for its buffers. One per thread,
+// shared by every client written on it, so it stays in cache where a thousand clients' own would not.
+struct write_scratch {
+    std::vector<candidate> candidates;
+    std::vector<ranked> optional;      // candidates not in flight, admitted by priority
+    std::vector<std::uint8_t> action;  // per base entry (enum action)
+    std::vector<std::uint32_t> edited; // base positions whose entry does not stay as it is, ascending
+    std::vector<std::uint32_t> left;   // base positions
+    std::vector<std::uint8_t> left_destroyed;
+    std::vector<std::uint32_t> entered;   // indices
+    std::vector<std::uint32_t> refreshed; // base positions
+    std::vector<std::uint32_t> deferred;  // likewise
+    std::vector<std::uint32_t> changed;   // likewise
+    std::vector<std::uint32_t> gaps;
+    std::vector<std::uint32_t> selected_entering; // candidate ids
+    std::vector<std::uint32_t> reference;
+    bit_writer body;
+};
+
+write_scratch& thread_scratch() {
+    thread_local write_scratch scratch;
+    return scratch;
 }
 
 } // namespace
@@ -66,8 +117,7 @@ std::uint16_t view_header_check(tick_type tick, bool full_state, bool has_checks
 
 client_view::client_view(view_encoder& encoder, std::size_t max_frames)
     : encoder_{&encoder}
-    , max_frames_{std::max<std::size_t>(max_frames, 2)}
-    , reference_(encoder.rows().layout().width()) {}
+    , max_frames_{std::max<std::size_t>(max_frames, 2)} {}
 
 void client_view::reset() {
     frames_.clear();
@@ -118,6 +168,7 @@ view_write_report client_view::write(std::span<const net_entity> relevant, std::
                                      std::int64_t budget_bits, std::int64_t time_offset_us,
                                      v1::Envelope& out) {
     auto& encoder = *encoder_;
+    auto& sc = thread_scratch();
     const auto& rows = encoder.rows();
     const auto& layout = rows.layout();
     const tick_type tick = encoder.tick();
@@ -135,11 +186,12 @@ view_write_report client_view::write(std::span<const net_entity> relevant, std::
         report.base = base->tick;
     }
 
-    candidates_.clear();
-    action_.assign(base_entries.size(), advance);
-    edited_.clear();
-    left_.clear();
-    left_destroyed_.clear();
+    sc.candidates.clear();
+    sc.action.assign(base_entries.size(), advance);
+    sc.reference.resize(layout.width());
+    sc.edited.clear();
+    sc.left.clear();
+    sc.left_destroyed.clear();
     next_waiting_.clear();
 
     // One pass over the base, the newest view (what is in flight) and the relevant set, all by index.
@@ -169,7 +221,7 @@ view_write_report client_view::write(std::span<const net_entity> relevant, std::
         // Entering waits count double: a new entity matters more than a refinement of a known one.
         c.priority = weight * 2.0F * static_cast<float>(tick - since + 1);
         c.cost = c.code.bits + index_cost;
-        candidates_.push_back(c);
+        sc.candidates.push_back(c);
         next_waiting_.push_back({id.index, since});
     };
     while (b < base_entries.size() || r < relevant.size()) {
@@ -179,10 +231,10 @@ view_write_report client_view::write(std::span<const net_entity> relevant, std::
             (base_index == relevant_index && base_entries[b].generation != relevant[r].generation)) {
             const auto& e = base_entries[b];
             const bool destroyed = !rows.alive(e.index) || rows.generation(e.index) != e.generation;
-            action_[b] = gone;
-            edited_.push_back(static_cast<std::uint32_t>(b));
-            left_.push_back(static_cast<std::uint32_t>(b));
-            left_destroyed_.push_back(destroyed ? 1 : 0);
+            sc.action[b] = gone;
+            sc.edited.push_back(static_cast<std::uint32_t>(b));
+            sc.left.push_back(static_cast<std::uint32_t>(b));
+            sc.left_destroyed.push_back(destroyed ? 1 : 0);
             if (base_index == relevant_index) { // a new occupant of the index: it enters
                 add_entering(relevant[r], weights[r]);
                 ++r;
@@ -202,11 +254,11 @@ view_write_report client_view::write(std::span<const net_entity> relevant, std::
         // no value before, its entry stays as it is (most of a view, copied in blocks below).
         if (rows.since(e.index) <= (e.previous != no_tick ? e.previous : e.tick)) {
             if (e.previous != no_tick) {
-                action_[b] = unchanged;
-                edited_.push_back(static_cast<std::uint32_t>(b));
+                sc.action[b] = unchanged;
+                sc.edited.push_back(static_cast<std::uint32_t>(b));
             }
         } else {
-            edited_.push_back(static_cast<std::uint32_t>(b));
+            sc.edited.push_back(static_cast<std::uint32_t>(b));
             auto code = encoder.update(e.index, e.tick, e.previous);
             kind what = kind::update;
             if (code.forgotten) {
@@ -214,7 +266,7 @@ view_write_report client_view::write(std::span<const net_entity> relevant, std::
                 what = kind::refresh;
             }
             if (code.unchanged) {
-                action_[b] = settled;
+                sc.action[b] = settled;
             } else if (!code.exact) {
                 const auto* in_flight = seek(newest_entries, n_at, e.index);
                 candidate c;
@@ -230,7 +282,7 @@ view_write_report client_view::write(std::span<const net_entity> relevant, std::
                 c.code = code;
                 c.priority = weights[r] * static_cast<float>(tick - e.tick);
                 c.cost = code.bits + position_cost;
-                candidates_.push_back(c);
+                sc.candidates.push_back(c);
             }
         }
         ++b;
@@ -238,11 +290,12 @@ view_write_report client_view::write(std::span<const net_entity> relevant, std::
     }
 
     // Admission: what is in flight, then the rest by priority while the budget lasts.
-    std::int64_t budget = budget_bits - fixed_cost - static_cast<std::int64_t>(left_.size()) * position_cost;
+    std::int64_t budget =
+        budget_bits - fixed_cost - static_cast<std::int64_t>(sc.left.size()) * position_cost;
     bool admitted_one = false;
-    selected_entering_.clear();
+    sc.selected_entering.clear();
     const auto admit = [&](std::uint32_t id, bool take) {
-        auto& c = candidates_[id];
+        auto& c = sc.candidates[id];
         if (take) {
             budget -= c.cost;
             report.mandatory += c.mandatory ? 1 : 0;
@@ -251,28 +304,28 @@ view_write_report client_view::write(std::span<const net_entity> relevant, std::
         case kind::enter:
             if (take) {
                 c.code = encoder.row(c.index);
-                selected_entering_.push_back(id);
+                sc.selected_entering.push_back(id);
             }
             break;
         case kind::update:
-            action_[c.position] = take ? changed : deferred;
+            sc.action[c.position] = take ? changed : deferred;
             break;
         case kind::refresh:
-            action_[c.position] = take ? refreshed : deferred;
+            sc.action[c.position] = take ? refreshed : deferred;
             break;
         }
     };
     std::int64_t wanted = 0;
-    for (const auto& c : candidates_) {
+    for (const auto& c : sc.candidates) {
         wanted += c.cost;
     }
     // When everything fits, everything is taken and the order does not matter: most snapshots under a
     // sensible budget.
     const bool everything_fits = budget > 0 && wanted <= budget;
-    optional_.clear();
+    sc.optional.clear();
     std::int64_t cheapest = std::numeric_limits<std::int64_t>::max(); // of the optional candidates
-    for (std::uint32_t id = 0; id < candidates_.size(); ++id) {
-        const auto& c = candidates_[id];
+    for (std::uint32_t id = 0; id < sc.candidates.size(); ++id) {
+        const auto& c = sc.candidates[id];
         if (everything_fits || c.mandatory) {
             admit(id, true);
         } else {
@@ -280,7 +333,7 @@ view_write_report client_view::write(std::span<const net_entity> relevant, std::
             // then by index (the smaller first); indices are distinct among the candidates.
             const auto key =
                 (std::uint64_t{std::bit_cast<std::uint32_t>(c.priority)} << 32) | (0xFFFFFFFFU - c.index);
-            optional_.push_back({key, id});
+            sc.optional.push_back({key, id});
             cheapest = std::min<std::int64_t>(cheapest, c.cost);
         }
     }
@@ -289,32 +342,34 @@ view_write_report client_view::write(std::span<const net_entity> relevant, std::
         // cheapest cannot fit (a client joining has a couple of hundred entities waiting to enter, a
         // tenth of which a snapshot takes: sorting them all was a tenth of the writing).
         const auto lower = [](const ranked& a, const ranked& b2) { return a.key < b2.key; };
-        std::make_heap(optional_.begin(), optional_.end(), lower);
-        auto end = optional_.end();
-        for (; end != optional_.begin() && budget > 0 && !(admitted_one && budget < cheapest); --end) {
-            std::pop_heap(optional_.begin(), end, lower);
+        std::make_heap(sc.optional.begin(), sc.optional.end(), lower);
+        auto end = sc.optional.end();
+        for (; end != sc.optional.begin() && budget > 0 && !(admitted_one && budget < cheapest); --end) {
+            std::pop_heap(sc.optional.begin(), end, lower);
             const auto id = (end - 1)->id;
-            const bool take = !admitted_one || budget >= static_cast<std::int64_t>(candidates_[id].cost);
+            const bool take = !admitted_one || budget >= static_cast<std::int64_t>(sc.candidates[id].cost);
             admitted_one = admitted_one || take;
             admit(id, take);
         }
-        for (auto rest = optional_.begin(); rest != end; ++rest) {
+        for (auto rest = sc.optional.begin(); rest != end; ++rest) {
             admit(rest->id, false);
         }
     }
-    std::sort(
-        selected_entering_.begin(), selected_entering_.end(),
-        [this](std::uint32_t a, std::uint32_t b2) { return candidates_[a].index < candidates_[b2].index; });
+    std::sort(sc.selected_entering.begin(), sc.selected_entering.end(),
+              [&sc](std::uint32_t a, std::uint32_t b2) {
+                  return sc.candidates[a].index < sc.candidates[b2].index;
+              });
 
     // Entities still waiting to enter keep the tick they started waiting at.
     waiting_.clear();
     {
         std::size_t s = 0;
         for (const auto& w : next_waiting_) {
-            while (s < selected_entering_.size() && candidates_[selected_entering_[s]].index < w.index) {
+            while (s < sc.selected_entering.size() &&
+                   sc.candidates[sc.selected_entering[s]].index < w.index) {
                 ++s;
             }
-            if (s < selected_entering_.size() && candidates_[selected_entering_[s]].index == w.index) {
+            if (s < sc.selected_entering.size() && sc.candidates[sc.selected_entering[s]].index == w.index) {
                 continue;
             }
             waiting_.push_back(w);
@@ -331,7 +386,7 @@ view_write_report client_view::write(std::span<const net_entity> relevant, std::
     frame.tables_version = encoder.tables_version();
     // Written in place through a cursor: a push_back per entry was a tenth of the writing (an out-of-line
     // call and a capacity check per entry, for a size known in advance).
-    const auto most = base_entries.size() + selected_entering_.size();
+    const auto most = base_entries.size() + sc.selected_entering.size();
     if (frame.entries.size() < most) {
         frame.entries.resize(most);
     }
@@ -343,17 +398,17 @@ view_write_report client_view::write(std::span<const net_entity> relevant, std::
         *kept++ = e;
         checksum += e.term;
     };
-    entered_.clear();
-    refreshed_.clear();
-    deferred_.clear();
-    changed_.clear();
+    sc.entered.clear();
+    sc.refreshed.clear();
+    sc.deferred.clear();
+    sc.changed.clear();
     const auto shown_term = [&](const view_entry& e) {
         const auto* value = rows.at(e.index, e.tick);
         const bool extrapolates = layout.extrapolates(e.tick, e.previous, tick);
         const auto* previous = extrapolates ? rows.at(e.index, e.previous) : nullptr;
         layout.reference(value, previous, tick - e.tick, extrapolates ? e.tick - e.previous : 0,
-                         reference_.data());
-        return layout.checksum_term(rows.weights(), e.index, e.generation, reference_.data());
+                         sc.reference.data());
+        return layout.checksum_term(rows.weights(), e.index, e.generation, sc.reference.data());
     };
     // Base entries [from, end) that stay as they are (their terms are in the checksum already).
     std::size_t from = 0;
@@ -365,21 +420,21 @@ view_write_report client_view::write(std::span<const net_entity> relevant, std::
     // The entering entities that go before base entry `position` (by index).
     std::size_t s = 0;
     const auto enter_before = [&](std::size_t position) {
-        for (; s < selected_entering_.size() && candidates_[selected_entering_[s]].position <= position;
+        for (; s < sc.selected_entering.size() && sc.candidates[sc.selected_entering[s]].position <= position;
              ++s) {
-            const auto& c = candidates_[selected_entering_[s]];
+            const auto& c = sc.candidates[sc.selected_entering[s]];
             keep_base_until(c.position);
             keep(view_entry{c.index, c.generation, tick, no_tick, tick, rows.term(c.index)});
-            entered_.push_back(c.index);
+            sc.entered.push_back(c.index);
         }
     };
-    for (const auto p : edited_) {
+    for (const auto p : sc.edited) {
         enter_before(p);
         keep_base_until(p);
         from = p + 1;
         const auto& e = base_entries[p];
         checksum -= e.term;
-        switch (action_[p]) {
+        switch (sc.action[p]) {
         case gone:
             break;
         case deferred: {
@@ -387,16 +442,16 @@ view_write_report client_view::write(std::span<const net_entity> relevant, std::
             auto held = e;
             held.term = shown_term(e);
             keep(held);
-            deferred_.push_back(p);
+            sc.deferred.push_back(p);
             break;
         }
         case refreshed:
             keep(view_entry{e.index, e.generation, tick, no_tick, tick, rows.term(e.index)});
-            refreshed_.push_back(p);
+            sc.refreshed.push_back(p);
             break;
         case changed:
             keep(view_entry{e.index, e.generation, tick, e.tick, tick, rows.term(e.index)});
-            changed_.push_back(p);
+            sc.changed.push_back(p);
             break;
         case unchanged: { // its last value stays, and the value before is of no use any more
             auto same = e;
@@ -424,37 +479,37 @@ view_write_report client_view::write(std::span<const net_entity> relevant, std::
     frame.checksum = checksum;
 
     // The body (docs/protocol.md, "Interest-managed snapshots").
-    auto& body = body_;
+    auto& body = sc.body;
     body.clear();
     const bool tables_follow = base == nullptr || base->tables_version != frame.tables_version;
     body.put_bit(tables_follow);
     if (tables_follow) {
         encoder.tables().write(layout, body);
     }
-    write_ascending(body, left_, gaps_);
-    for (const auto destroyed : left_destroyed_) {
+    write_ascending(body, sc.left, sc.gaps);
+    for (const auto destroyed : sc.left_destroyed) {
         body.put_bit(destroyed != 0);
     }
-    write_ascending(body, entered_, gaps_);
-    write_ascending(body, refreshed_, gaps_);
-    write_ascending(body, deferred_, gaps_);
-    write_ascending(body, changed_, gaps_);
+    write_ascending(body, sc.entered, sc.gaps);
+    write_ascending(body, sc.refreshed, sc.gaps);
+    write_ascending(body, sc.deferred, sc.gaps);
+    write_ascending(body, sc.changed, sc.gaps);
     std::size_t shared = 0;
     const auto copy = [&](const entity_code& code) {
         body.append(encoder.arena(), code.offset, code.bits);
         shared += code.bits;
     };
-    for (const auto id : selected_entering_) {
-        copy(candidates_[id].code);
+    for (const auto id : sc.selected_entering) {
+        copy(sc.candidates[id].code);
     }
     // Refreshed and changed codes in position order: the candidates of the base are in position order.
-    for (const auto& c : candidates_) {
-        if (c.what == kind::refresh && action_[c.position] == refreshed) {
+    for (const auto& c : sc.candidates) {
+        if (c.what == kind::refresh && sc.action[c.position] == refreshed) {
             copy(c.code);
         }
     }
-    for (const auto& c : candidates_) {
-        if (c.what == kind::update && action_[c.position] == changed) {
+    for (const auto& c : sc.candidates) {
+        if (c.what == kind::update && sc.action[c.position] == changed) {
             copy(c.code);
         }
     }
@@ -478,11 +533,11 @@ view_write_report client_view::write(std::span<const net_entity> relevant, std::
                                          static_cast<std::uint32_t>(bytes->size()), checksum));
 
     report.view_size = frame.entries.size();
-    report.left = left_.size();
-    report.entered = entered_.size();
-    report.changed = changed_.size();
-    report.refreshed = refreshed_.size();
-    report.deferred = deferred_.size();
+    report.left = sc.left.size();
+    report.entered = sc.entered.size();
+    report.changed = sc.changed.size();
+    report.refreshed = sc.refreshed.size();
+    report.deferred = sc.deferred.size();
     report.waiting = waiting_.size();
     report.body_bits = body.bit_size();
     report.shared_bits = shared;
