@@ -35,20 +35,13 @@ constexpr std::uint32_t index_cost = 14;
 constexpr std::int64_t fixed_cost = 40 * 8;
 
 // A sorted list of entries by index: the entry of `index`, if any, from a cursor that only moves forward.
-// Galloping (steps doubling from the cursor, then a bisection): the entities looked up are a few far apart
-// in a view that is cold in cache, and stepping over every entry in between read all of its lines.
+// A plain walk: a bisection touches fewer of a cold view's lines, but each one a miss the prefetcher does
+// not see coming (measured slower, bench/server_replication_callgrind at 1,000 clients).
 template<typename Entries>
 const view_entry* seek(const Entries& entries, std::size_t& at, std::uint32_t index) noexcept {
-    std::size_t end = at; // entries before `at` are below `index`; the one at `end` (if any) is not
-    for (std::size_t step = 1; end < entries.size() && entries[end].index < index; step *= 2) {
-        at = end + 1;
-        end = std::min(entries.size(), end + step);
+    while (at < entries.size() && entries[at].index < index) {
+        ++at;
     }
-    at = static_cast<std::size_t>(
-        std::lower_bound(entries.begin() + static_cast<std::ptrdiff_t>(at),
-                         entries.begin() + static_cast<std::ptrdiff_t>(end), index,
-                         [](const view_entry& e, std::uint32_t i) { return e.index < i; }) -
-        entries.begin());
     return at < entries.size() && entries[at].index == index ? &entries[at] : nullptr;
 }
 
