@@ -64,7 +64,7 @@ void row_history::update(const snapshot_history& history) {
         }
         while (old < alive_.size() && alive_[old] < index) {
             removed_.push_back(alive_[old]);
-            records_[alive_[old++]].alive = false;
+            since_[alive_[old++]] = no_tick;
         }
         if (old < alive_.size() && alive_[old] == index) {
             ++old;
@@ -72,7 +72,7 @@ void row_history::update(const snapshot_history& history) {
         grow(index);
         auto& r = records_[index];
         const auto generation = generations[p];
-        const bool occupied = r.alive;
+        const bool occupied = since_[index] != no_tick;
         if (occupied && r.generation == generation) {
             if (!layout_.equal(row, current(index))) {
                 replace(index, row, into);
@@ -84,7 +84,6 @@ void row_history::update(const snapshot_history& history) {
             }
             r = record{};
             recent_[index] = recent_refs{};
-            r.alive = true;
             r.generation = generation;
             since_[index] = tick;
             std::memcpy(rows_.data() + std::size_t{index} * width, row, width * sizeof(std::uint32_t));
@@ -94,7 +93,7 @@ void row_history::update(const snapshot_history& history) {
     }
     while (old < alive_.size()) {
         removed_.push_back(alive_[old]);
-        records_[alive_[old++]].alive = false;
+        since_[alive_[old++]] = no_tick;
     }
     alive_.swap(next_alive_);
 }

@@ -46,7 +46,7 @@ public:
     /// Sorted indices of the replicated entities of the newest tick.
     [[nodiscard]] std::span<const std::uint32_t> alive() const noexcept { return alive_; }
     [[nodiscard]] bool alive(std::uint32_t index) const noexcept {
-        return index < records_.size() && records_[index].alive;
+        return index < since_.size() && since_[index] != no_tick;
     }
     /// The generation of the current occupant (alive indices only).
     [[nodiscard]] std::uint32_t generation(std::uint32_t index) const noexcept {
@@ -89,7 +89,6 @@ private:
     struct record {
         std::uint64_t term{};
         std::uint32_t generation{};
-        bool alive{false};
     };
     struct slab {
         tick_type tick{no_tick};
@@ -105,7 +104,9 @@ private:
     tick_type tick_{no_tick};
     std::vector<std::uint32_t> removed_;
     std::vector<record> records_;
-    std::vector<tick_type> since_; // by index, parallel to records_: the tick the current value was taken at
+    // By index, parallel to records_: the tick the current value was taken at, no_tick when the index has no
+    // replicated occupant (what alive() reads: a reader of an entity's history needs no other line).
+    std::vector<tick_type> since_;
     std::vector<recent_refs> recent_; // likewise
     std::vector<std::uint32_t> rows_;
     std::vector<slab> slabs_;
