@@ -45,6 +45,14 @@ const view_entry* seek(const Entries& entries, std::size_t& at, std::uint32_t in
     return at < entries.size() && entries[at].index == index ? &entries[at] : nullptr;
 }
 
+// Asks for the cache lines of [data, data + bytes) without waiting for them.
+void prefetch(const void* data, std::size_t bytes) noexcept {
+    const auto* at = static_cast<const char*>(data);
+    for (std::size_t offset = 0; offset < bytes; offset += 64) {
+        __builtin_prefetch(at + offset);
+    }
+}
+
 enum class kind : std::uint8_t { update, refresh, enter };
 
 struct candidate {
@@ -175,6 +183,13 @@ view_write_report client_view::write(std::span<const net_entity> relevant, std::
     report.tick = tick;
     report.full_state = base == nullptr;
     report.relevant = relevant.size();
+    // Everything of this client is cold in cache (a thousand clients were written since): the weights,
+    // read only for the few candidates, at random, are fetched ahead while the merge runs, instead of a
+    // miss per candidate; so are the first lines of the views the merge walks, before the hardware
+    // prefetcher picks their streams up.
+    prefetch(weights.data(), weights.size_bytes());
+    prefetch(base_entries.data(), std::min<std::size_t>(base_entries.size() * sizeof(view_entry), 512));
+    prefetch(newest_entries.data(), std::min<std::size_t>(newest_entries.size() * sizeof(view_entry), 512));
     if (base != nullptr) {
         report.base = base->tick;
     }
