@@ -105,7 +105,6 @@ const std::uint32_t* row_history::at(std::uint32_t index, tick_type at) const no
     if (at >= since_[index]) {
         return current(index);
     }
-    // The versions the record keeps, newest first.
     const auto in_slab = [this](tick_type slab_tick, std::uint32_t slot) -> const std::uint32_t* {
         const auto& s = slabs_[slab_tick % slabs_.size()];
         if (s.tick != slab_tick) {
@@ -113,21 +112,25 @@ const std::uint32_t* row_history::at(std::uint32_t index, tick_type at) const no
         }
         return s.data.data() + std::size_t{slot} * stride_;
     };
-    const std::uint32_t* version = nullptr;
-    for (const auto& v : recent_[index]) {
+    // The versions the record keeps, newest first: the one of `at` is found without touching the slabs of
+    // those in between (a newer version's slab forgotten means this one's is too: slabs are reused in
+    // tick order).
+    const auto& recent = recent_[index];
+    for (const auto& v : recent) {
         if (v.slab_tick == no_tick) {
             return nullptr;
         }
-        version = in_slab(v.slab_tick, v.slot);
-        if (version == nullptr) {
-            return nullptr;
-        }
         if (at >= v.since) {
-            return version + 3;
+            const auto* version = in_slab(v.slab_tick, v.slot);
+            return version == nullptr ? nullptr : version + 3;
         }
         if (v.since == no_tick) {
             return nullptr;
         }
+    }
+    const auto* version = in_slab(recent.back().slab_tick, recent.back().slot);
+    if (version == nullptr) {
+        return nullptr;
     }
     // Older still: the chain from the oldest the record keeps.
     auto previous_tick = version[1];
