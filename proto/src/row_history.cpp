@@ -16,6 +16,7 @@ void row_history::grow(std::uint32_t index) {
     if (index >= records_.size()) {
         const auto size = std::max<std::size_t>(std::size_t{index} + 1, records_.size() * 2);
         records_.resize(size);
+        since_.resize(size, no_tick);
         recent_.resize(size);
         rows_.resize(size * layout_.width(), 0);
     }
@@ -23,16 +24,17 @@ void row_history::grow(std::uint32_t index) {
 
 void row_history::replace(std::uint32_t index, const std::uint32_t* row, slab& into) {
     auto& r = records_[index];
+    auto& since = since_[index];
     auto& recent = recent_[index];
     auto* current = rows_.data() + std::size_t{index} * layout_.width();
     const auto slot = static_cast<std::uint32_t>(into.data.size() / stride_);
-    into.data.push_back(r.since);
+    into.data.push_back(since);
     into.data.push_back(recent[0].slab_tick); // the chain, for versions older than the record keeps
     into.data.push_back(recent[0].slot);
     into.data.insert(into.data.end(), current, current + layout_.width());
     std::copy_backward(recent.begin(), recent.end() - 1, recent.end());
-    recent[0] = version_ref{r.since, into.tick, slot};
-    r.since = into.tick;
+    recent[0] = version_ref{since, into.tick, slot};
+    since = into.tick;
     std::memcpy(current, row, layout_.width() * sizeof(std::uint32_t));
     r.term = layout_.checksum_term(weights_, index, r.generation, current);
 }
@@ -62,7 +64,7 @@ void row_history::update(const snapshot_history& history) {
         }
         while (old < alive_.size() && alive_[old] < index) {
             removed_.push_back(alive_[old]);
-            records_[alive_[old++]].alive = false;
+            since_[alive_[old++]] = no_tick;
         }
         if (old < alive_.size() && alive_[old] == index) {
             ++old;
@@ -70,7 +72,7 @@ void row_history::update(const snapshot_history& history) {
         grow(index);
         auto& r = records_[index];
         const auto generation = generations[p];
-        const bool occupied = r.alive;
+        const bool occupied = since_[index] != no_tick;
         if (occupied && r.generation == generation) {
             if (!layout_.equal(row, current(index))) {
                 replace(index, row, into);
@@ -82,9 +84,8 @@ void row_history::update(const snapshot_history& history) {
             }
             r = record{};
             recent_[index] = recent_refs{};
-            r.alive = true;
             r.generation = generation;
-            r.since = tick;
+            since_[index] = tick;
             std::memcpy(rows_.data() + std::size_t{index} * width, row, width * sizeof(std::uint32_t));
             r.term = layout_.checksum_term(weights_, index, generation, row);
         }
@@ -92,7 +93,7 @@ void row_history::update(const snapshot_history& history) {
     }
     while (old < alive_.size()) {
         removed_.push_back(alive_[old]);
-        records_[alive_[old++]].alive = false;
+        since_[alive_[old++]] = no_tick;
     }
     alive_.swap(next_alive_);
 }
@@ -101,11 +102,9 @@ const std::uint32_t* row_history::at(std::uint32_t index, tick_type at) const no
     if (!alive(index) || at > tick_) {
         return nullptr;
     }
-    const auto& r = records_[index];
-    if (at >= r.since) {
+    if (at >= since_[index]) {
         return current(index);
     }
-    // The versions the record keeps, newest first.
     const auto in_slab = [this](tick_type slab_tick, std::uint32_t slot) -> const std::uint32_t* {
         const auto& s = slabs_[slab_tick % slabs_.size()];
         if (s.tick != slab_tick) {
@@ -113,21 +112,25 @@ const std::uint32_t* row_history::at(std::uint32_t index, tick_type at) const no
         }
         return s.data.data() + std::size_t{slot} * stride_;
     };
-    const std::uint32_t* version = nullptr;
-    for (const auto& v : recent_[index]) {
+    // The versions the record keeps, newest first: the one of `at` is found without touching the slabs of
+    // those in between (a newer version's slab forgotten means this one's is too: slabs are reused in
+    // tick order).
+    const auto& recent = recent_[index];
+    for (const auto& v : recent) {
         if (v.slab_tick == no_tick) {
             return nullptr;
         }
-        version = in_slab(v.slab_tick, v.slot);
-        if (version == nullptr) {
-            return nullptr;
-        }
         if (at >= v.since) {
-            return version + 3;
+            const auto* version = in_slab(v.slab_tick, v.slot);
+            return version == nullptr ? nullptr : version + 3;
         }
         if (v.since == no_tick) {
             return nullptr;
         }
+    }
+    const auto* version = in_slab(recent.back().slab_tick, recent.back().slot);
+    if (version == nullptr) {
+        return nullptr;
     }
     // Older still: the chain from the oldest the record keeps.
     auto previous_tick = version[1];
@@ -150,8 +153,9 @@ const std::uint32_t* row_history::at(std::uint32_t index, tick_type at) const no
 }
 
 std::size_t row_history::memory_bytes() const noexcept {
-    std::size_t bytes = records_.capacity() * sizeof(record) + recent_.capacity() * sizeof(recent_refs) +
-                        rows_.capacity() * 4 + alive_.capacity() * 4;
+    std::size_t bytes = records_.capacity() * sizeof(record) + since_.capacity() * sizeof(tick_type) +
+                        recent_.capacity() * sizeof(recent_refs) + rows_.capacity() * 4 +
+                        alive_.capacity() * 4;
     for (const auto& s : slabs_) {
         bytes += s.data.capacity() * 4;
     }

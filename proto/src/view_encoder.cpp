@@ -1,5 +1,7 @@
 #include "ecsnet/proto/view_encoder.hpp"
 
+#include <algorithm>
+
 #include "ecsnet/proto/view_coding.hpp"
 
 namespace ecsnet::proto {
@@ -18,10 +20,31 @@ view_encoder::view_encoder(const row_history& rows, view_encoder_options options
 
 void view_encoder::begin_tick() {
     tick_ = rows_->tick();
-    ++epoch_;
-    chooser_.next(rows_->max_values());
+    if (++epoch_ == 0) { // wrapped: no head may look filled in this tick
+        std::fill(heads_.begin(), heads_.end(), head{});
+        epoch_ = 1;
+    }
+    const auto& tables = chooser_.next(rows_->max_values());
     arena_.clear();
     cache_.clear();
+    const auto& layout = rows_->layout();
+    component_bits_.assign(layout.components(), 0);
+    for (std::size_t c = 0; c < layout.components(); ++c) {
+        for (std::size_t f = 0; f < layout.fields(c); ++f) {
+            component_bits_[c] += tables.widths[layout.offset(c) + f];
+        }
+    }
+}
+
+std::uint32_t view_encoder::row_bits_estimate(std::uint32_t index) const noexcept {
+    const auto* row = rows_->current(index);
+    std::uint32_t bits = 16; // generation and presence, roughly
+    for (std::size_t c = 0; c < component_bits_.size(); ++c) {
+        if (row_layout::has(row, c)) {
+            bits += component_bits_[c];
+        }
+    }
+    return bits;
 }
 
 const entity_code* view_encoder::find(std::uint32_t index, tick_type base, tick_type previous) {

@@ -85,49 +85,22 @@ public:
                             std::int64_t budget_bits, std::int64_t time_offset_us, v1::Envelope& out);
 
 private:
-    enum class kind : std::uint8_t { update, refresh, enter };
-    struct candidate {
-        std::uint32_t index{};
-        std::uint32_t generation{};
-        std::uint32_t position{}; // in the base (update, refresh)
-        kind what{};
-        bool mandatory{};
-        entity_code code;
-        float priority{};
-        std::uint32_t cost{}; // estimated bits, lists included
-    };
     struct waiting_entry {
         std::uint32_t index{};
         tick_type since{};
     };
 
     void recycle(view_frame&& frame);
-    // order_: the candidates' positions, in the order admission considers them.
-    void sort_by_priority();
 
     view_encoder* encoder_;
     std::size_t max_frames_;
     std::deque<view_frame> frames_; // sent views, oldest first
     std::vector<view_frame> spare_; // dropped views, whose buffers the next ones reuse
     std::optional<tick_type> acked_;
-    std::vector<waiting_entry> waiting_; // relevant entities not entered yet, and since when
-
-    // scratch
-    std::vector<candidate> candidates_;
-    std::vector<std::uint32_t> order_;
-    std::vector<std::uint8_t>
-        action_; // per base entry: 0 advance, 1 deferred, 2 changed, 3 refreshed, 4 left
-    std::vector<std::uint32_t> left_;
-    std::vector<std::uint8_t> left_destroyed_;
-    std::vector<std::uint32_t> entered_;
-    std::vector<std::uint32_t> refreshed_;
-    std::vector<std::uint32_t> deferred_;
-    std::vector<std::uint32_t> changed_;
-    std::vector<std::uint32_t> gaps_;
-    std::vector<waiting_entry> next_waiting_;
-    std::vector<std::uint32_t> selected_entering_; // candidate ids
-    std::vector<std::uint32_t> reference_;
-    bit_writer body_;
+    std::vector<waiting_entry> waiting_;      // relevant entities not entered yet, and since when
+    std::vector<waiting_entry> next_waiting_; // the next waiting_, while it is made
+    // The rest of what write() works in (candidates, lists, the body) is the thread's, shared by every
+    // client written on it (client_view.cpp): per client it was a few kilobytes cold in cache every tick.
 };
 
 /// The header check of a ViewSnapshot (CRC-16/CCITT-FALSE, docs/protocol.md): tick (u32), flags (u8:

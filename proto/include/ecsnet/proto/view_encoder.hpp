@@ -64,6 +64,10 @@ public:
     entity_code update(std::uint32_t index, tick_type base, tick_type previous);
     /// The whole current row of alive entity `index` (with its generation).
     entity_code row(std::uint32_t index);
+    /// About the bits row(index) takes, without coding it: the full widths of the fields of its
+    /// components, and some for the generation and presence (what an entering entity is charged while it
+    /// waits for the budget, maybe many ticks).
+    [[nodiscard]] std::uint32_t row_bits_estimate(std::uint32_t index) const noexcept;
 
     [[nodiscard]] const bit_writer& arena() const noexcept { return arena_; }
     [[nodiscard]] const view_encoder_stats& stats() const noexcept { return stats_; }
@@ -78,8 +82,10 @@ private:
         entity_code code;
         std::uint32_t next{none}; // next code cached for the same entity
     };
+    // 8 bytes, by entity index: every snapshot looks up the heads of the entities it codes, so they are
+    // kept dense for the cache.
     struct head {
-        std::uint64_t epoch{}; // the begin_tick() it was filled in (0: never)
+        std::uint32_t epoch{}; // the begin_tick() it was filled in (0: never)
         std::uint32_t first{none};
     };
 
@@ -89,11 +95,13 @@ private:
     const row_history* rows_;
     view_table_chooser chooser_;
     tick_type tick_{no_tick};
-    std::uint64_t epoch_{}; // begin_tick() calls: heads of an older one are stale
+    std::uint32_t epoch_{}; // begin_tick() calls: heads of an older one are stale (every head is reset
+                            // when it wraps)
     bit_writer arena_;
     std::vector<head> heads_; // by entity index
     std::vector<cached> cache_;
     std::vector<std::uint32_t> reference_;
+    std::vector<std::uint32_t> component_bits_; // per component: its fields' full widths in the tables
     view_encoder_stats stats_;
 };
 

@@ -133,6 +133,7 @@ private:
             : encoder{rows, options} {}
         proto::view_encoder encoder;
         v1::Envelope envelope;
+        std::string encoded; // the envelope's bytes, before they are framed
         std::size_t clients{};
         std::vector<client_state*> batch;
     };
@@ -181,6 +182,8 @@ private:
     // second, and a grouping sorts every client.
     static constexpr proto::tick_type regroup_period = 8;
     std::vector<removal> removals_;
+    // Per index: the last tick it lost its occupant (0: never), for sets checked against many removals.
+    std::vector<proto::tick_type> removed_at_;
 
     // The game's relevance marks, read each tick.
     std::vector<std::uint32_t> always_;                      // indices relevant to everyone

@@ -1,0 +1,176 @@
+// client_view's admission under a budget (in flight first, then by priority, ties by index, the first
+// one even alone over budget, no more once nothing fits) and the view it keeps (entries sorted by index,
+// its checksum the sum of its entries' terms), on the arena scene. The randomized differential test
+// (view_differential_test.cpp) checks what clients show; this one pins the order and the bookkeeping.
+
+#include <algorithm>
+#include <numeric>
+#include <random>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "ecsnet/arena/scene.hpp"
+#include "ecsnet/proto/client_view.hpp"
+#include "ecsnet/proto/history.hpp"
+#include "ecsnet/proto/row_history.hpp"
+#include "ecsnet/proto/view_encoder.hpp"
+
+namespace {
+
+using namespace ecsnet;
+using namespace ecsnet::proto;
+
+struct world {
+    explicit world(std::size_t entities)
+        : scene{reg, options(entities)}
+        , history{arena::replicated_schema(), reg}
+        , rows{arena::replicated_schema().layout(), 64}
+        , encoder{rows} {
+        scene.populate();
+    }
+
+    static arena::scene_options options(std::size_t entities) {
+        arena::scene_options o;
+        o.entities = entities;
+        o.seed = 11;
+        return o;
+    }
+
+    void step() {
+        scene.step();
+        ++tick;
+        history.capture(tick, std::uint64_t{tick} * 33'333);
+        rows.update(history);
+        encoder.begin_tick();
+    }
+
+    std::vector<net_entity> everything() const {
+        std::vector<net_entity> out;
+        for (const auto index : rows.alive()) {
+            out.push_back({index, rows.generation(index)});
+        }
+        return out;
+    }
+
+    registry reg;
+    arena::scene scene;
+    snapshot_history history;
+    row_history rows;
+    view_encoder encoder;
+    tick_type tick{0};
+};
+
+std::vector<std::uint32_t> indices_of(const view_frame& frame) {
+    std::vector<std::uint32_t> out;
+    for (const auto& e : frame.entries) {
+        out.push_back(e.index);
+    }
+    return out;
+}
+
+std::uint64_t sum_of_terms(const view_frame& frame) {
+    return std::accumulate(frame.entries.begin(), frame.entries.end(), std::uint64_t{0},
+                           [](std::uint64_t sum, const view_entry& e) { return sum + e.term; });
+}
+
+// The admission rule, restated: candidates by weight (all waited one tick), ties by the smaller index; each
+// taken while the budget is positive if it fits or is the first; its cost is the row's estimate plus an
+// index (client_view.cpp: 14 bits), the budget less the snapshot's fixed cost (40 bytes). Sorted by index.
+std::vector<std::uint32_t> admitted(const view_encoder& encoder, const std::vector<net_entity>& ids,
+                                    const std::vector<float>& weights, std::int64_t budget_bits) {
+    std::vector<std::size_t> order(ids.size());
+    std::iota(order.begin(), order.end(), std::size_t{0});
+    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+        return weights[a] != weights[b] ? weights[a] > weights[b] : ids[a].index < ids[b].index;
+    });
+    std::int64_t budget = budget_bits - 40 * 8;
+    std::vector<std::uint32_t> out;
+    for (const auto k : order) {
+        const auto cost = static_cast<std::int64_t>(encoder.row_bits_estimate(ids[k].index)) + 14;
+        if (budget > 0 && (out.empty() || budget >= cost)) {
+            out.push_back(ids[k].index);
+            budget -= cost;
+        }
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+TEST(ClientView, UnderABudgetTheHighestPrioritiesEnterFirstTiesByIndex) {
+    world w{300};
+    w.step();
+    const auto ids = w.everything();
+    ASSERT_GT(ids.size(), 100U);
+    // Weights in a few tiers, so that ties by index matter too.
+    std::vector<float> weights;
+    std::mt19937 random{5};
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+        weights.push_back(static_cast<float>(1 + random() % 4));
+    }
+    client_view view{w.encoder};
+    v1::Envelope envelope;
+    // Room for a dozen entering rows or so: far fewer than are relevant.
+    const auto report = view.write(ids, weights, 4'000, 0, envelope);
+    ASSERT_NE(view.newest(), nullptr);
+    EXPECT_GT(report.entered, 3U);
+    EXPECT_LT(report.entered, ids.size() / 4);
+    EXPECT_EQ(report.entered + report.waiting, ids.size());
+    EXPECT_EQ(indices_of(*view.newest()), admitted(w.encoder, ids, weights, 4'000));
+}
+
+TEST(ClientView, TheFirstCandidateIsTakenEvenAloneOverBudgetAndNothingWithoutBudget) {
+    world w{50};
+    w.step();
+    const auto ids = w.everything();
+    std::vector<float> weights(ids.size(), 1.0F);
+    weights[ids.size() / 2] = 5.0F; // the one to enter first
+
+    client_view starved{w.encoder};
+    v1::Envelope envelope;
+    EXPECT_EQ(starved.write(ids, weights, 0, 0, envelope).entered, 0U);
+
+    client_view view{w.encoder};
+    // Positive but smaller than any row: the first (highest) candidate alone.
+    const auto report = view.write(ids, weights, 400, 0, envelope);
+    EXPECT_EQ(report.entered, 1U);
+    EXPECT_EQ(indices_of(*view.newest()), std::vector<std::uint32_t>{ids[ids.size() / 2].index});
+}
+
+TEST(ClientView, EveryViewIsSortedAndItsChecksumIsTheSumOfItsTerms) {
+    world w{600};
+    client_view view{w.encoder};
+    v1::Envelope envelope;
+    std::mt19937 random{9};
+    std::vector<tick_type> sent;
+    for (int t = 0; t < 120; ++t) {
+        w.step();
+        // A changing relevant set: a random two thirds of the world each tick, with random weights.
+        std::vector<net_entity> relevant;
+        std::vector<float> weights;
+        for (const auto& id : w.everything()) {
+            if (random() % 3 != 0) {
+                relevant.push_back(id);
+                weights.push_back(static_cast<float>(1 + random() % 8));
+            }
+        }
+        const auto report =
+            view.write(relevant, weights, 2'000 + static_cast<std::int64_t>(random() % 20'000), 0, envelope);
+        const auto& frame = *view.newest();
+        ASSERT_EQ(frame.tick, w.tick);
+        ASSERT_TRUE(
+            std::is_sorted(frame.entries.begin(), frame.entries.end(),
+                           [](const view_entry& a, const view_entry& b) { return a.index < b.index; }));
+        ASSERT_EQ(frame.checksum, sum_of_terms(frame)) << "tick " << w.tick;
+        ASSERT_EQ(frame.entries.size(), report.view_size);
+        // Acks two ticks late, every fifth lost.
+        sent.push_back(frame.tick);
+        if (sent.size() > 2) {
+            if (random() % 5 != 0) {
+                view.on_ack(sent[sent.size() - 3], false);
+            }
+        }
+    }
+}
+
+} // namespace
