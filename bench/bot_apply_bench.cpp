@@ -1,22 +1,25 @@
 // What a full bot spends per applied snapshot (issue 15), without sockets: the demo arena of 10,000 NPCs
 // and N clients joined through interest_replicator (radius 160 m, about 200 entities each, relevancy every
-// 4 ticks, acks 1 to 3 ticks late), as bench/server_replication_callgrind.cpp runs it, each avatar walking
-// in a direction that turns every 2 seconds (views gain and lose entities as a wandering bot's do). The
-// server side is
-// recorded first (not timed): each client's envelope bytes, tick by tick. Then N view mirrors, each with its
-// own registry as a bot's client_replica has, apply them round-robin: one tick for every client, then the
-// next. With N = 1 the mirror stays in the cache (hot); with N = 500 the mirrors do not fit in it and every
+// 4 ticks), as bench/server_replication_callgrind.cpp runs it, each avatar walking in a direction that
+// turns every 2 seconds (views gain and lose entities as a wandering bot's do). The server side is recorded
+// first (not timed): each client's envelope bytes, tick by tick. Then N view mirrors, each with its own
+// registry as a bot's client_replica has, apply them round-robin: one tick for every client, then the next.
+// With N = 1 the mirror stays in the cache (hot); with N = 500 the mirrors do not fit in it and every
 // snapshot starts on cold memory, as in ecsnet-bots.
 //
-//   BM_BotApply/<clients>/<ticks>   view_mirror::apply_envelope of every recorded snapshot, timed ticks
-//                                   after warm-up ticks applied untimed: us_per_snapshot
-//   BM_BotParse/<clients>/<ticks>   the floor: the same bytes only parsed into an Envelope (protobuf)
+//   BM_BotApply/<clients>/<ticks>/<late>
+//       view_mirror::apply_envelope of every recorded snapshot, timed ticks after warm-up ticks applied
+//       untimed: us_per_snapshot. late = 0: each ack reaches the server before its next tick (bots on the
+//       server's box: each view is based on the one before); late = 1: acks 1 to 3 ticks late, as in
+//       server_replication_callgrind (views based on older ones, in interleaved chains)
+//   BM_BotParse/<clients>/<ticks>/<late>
+//       the floor: the same bytes only parsed into an Envelope (protobuf)
 //
 // Time is this thread's CPU time (the machine is shared): compare the two in the same run. For
 // instruction counts, run one size under callgrind, counting only the timed ticks' functions (apply_round
 // and parse_round: named, never inlined; the warm-up and the recording are not counted), one command line:
 //   valgrind --tool=callgrind --callgrind-out-file=/tmp/bot.cg --toggle-collect='*apply_round*'
-//       --toggle-collect='*parse_round*' build/bench/bot_apply_bench --benchmark_filter='/50/'
+//       --toggle-collect='*parse_round*' build/bench/bot_apply_bench --benchmark_filter='/50/60/0'
 //   callgrind_annotate --inclusive=yes /tmp/bot.cg | grep -E "apply_round|parse_round"
 // and divide by the snapshots of the timed ticks (60 x 50 = 3,000).
 
@@ -26,6 +29,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <benchmark/benchmark.h>
@@ -52,7 +56,7 @@ struct recording {
     double mean_bytes{};
 };
 
-recording record(std::size_t clients, int ticks) {
+recording record(std::size_t clients, int ticks, bool late) {
     arena_world world{arena_options{10'000, 42, 30, 1}};
     proto::snapshot_history history{world.replicated_schema(), world.registry(),
                                     proto::history_options{32, 30}};
@@ -75,7 +79,7 @@ recording record(std::size_t clients, int ticks) {
         c.id = id;
         c.avatar = avatar;
         c.replication = replicator.join(id, avatar, v1::ClientHello{}, refused);
-        c.lag = 1 + i % 3;
+        c.lag = late ? 1 + i % 3 : 0;
         joined.push_back(std::move(c));
     }
     recording out;
@@ -167,11 +171,11 @@ std::size_t snapshots_in(const std::vector<std::string>& tick_bytes) {
 }
 
 // Recorded once per size, for both benchmarks.
-const recording& recorded_for(std::size_t clients, int ticks) {
-    static std::map<std::pair<std::size_t, int>, recording> recordings;
-    auto [it, fresh] = recordings.try_emplace({clients, ticks});
+const recording& recorded_for(std::size_t clients, int ticks, bool late) {
+    static std::map<std::tuple<std::size_t, int, bool>, recording> recordings;
+    auto [it, fresh] = recordings.try_emplace({clients, ticks, late});
     if (fresh) {
-        it->second = record(clients, ticks);
+        it->second = record(clients, ticks, late);
     }
     return it->second;
 }
@@ -179,7 +183,7 @@ const recording& recorded_for(std::size_t clients, int ticks) {
 void BM_BotApply(benchmark::State& state) {
     const auto clients = static_cast<std::size_t>(state.range(0));
     const auto ticks = static_cast<int>(state.range(1));
-    const auto& recorded = recorded_for(clients, ticks);
+    const auto& recorded = recorded_for(clients, ticks, state.range(2) != 0);
     std::size_t refused = 0;
     std::size_t applied = 0;
     double seconds = 0;
@@ -212,7 +216,7 @@ void BM_BotApply(benchmark::State& state) {
 void BM_BotParse(benchmark::State& state) {
     const auto clients = static_cast<std::size_t>(state.range(0));
     const auto ticks = static_cast<int>(state.range(1));
-    const auto& recorded = recorded_for(clients, ticks);
+    const auto& recorded = recorded_for(clients, ticks, state.range(2) != 0);
     v1::Envelope envelope;
     std::size_t failed = 0;
     std::size_t parsed = 0;
@@ -235,16 +239,22 @@ void BM_BotParse(benchmark::State& state) {
 // {clients, timed ticks}: hot (one mirror), then cold (500 mirrors); 50 for callgrind. The time shown is
 // the timed ticks' thread CPU time.
 BENCHMARK(BM_BotApply)
-    ->Args({1, 3000})
-    ->Args({50, 60})
-    ->Args({500, 60})
+    ->Args({1, 3000, 0})
+    ->Args({50, 60, 0})
+    ->Args({500, 60, 0})
+    ->Args({1, 3000, 1})
+    ->Args({50, 60, 1})
+    ->Args({500, 60, 1})
     ->Iterations(1)
     ->UseManualTime()
     ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_BotParse)
-    ->Args({1, 3000})
-    ->Args({50, 60})
-    ->Args({500, 60})
+    ->Args({1, 3000, 0})
+    ->Args({50, 60, 0})
+    ->Args({500, 60, 0})
+    ->Args({1, 3000, 1})
+    ->Args({50, 60, 1})
+    ->Args({500, 60, 1})
     ->Iterations(1)
     ->UseManualTime()
     ->Unit(benchmark::kMillisecond);

@@ -103,6 +103,9 @@ private:
         std::uint32_t values{row_pool::none}; // the last value received
         std::uint32_t before{row_pool::none}; // the value before it (when previous != no_tick)
         std::uint32_t shown{row_pool::none};  // what the registry shows, when not `values` (a prediction)
+        // The registry's entity, in the newest view (update_registry sets it; older views may hold stale
+        // ones): the merge reads it with the entry instead of a lookup by server index in cold memory.
+        entity local{null_entity};
 
         [[nodiscard]] std::uint32_t shown_slot() const noexcept {
             return shown != row_pool::none ? shown : values;
@@ -118,7 +121,8 @@ private:
 
     result<applied_snapshot> refuse(errc code, std::string message, bool need_full);
     const frame* find_frame(tick_type tick) const noexcept;
-    void update_registry(const frame* from, const frame& to, applied_snapshot& report);
+    void update_registry(const frame* from, frame& to, applied_snapshot& report);
+    /// Writes into the registry the components that differ from `before` (null: none).
     void write_row(entity local, const std::uint32_t* before, const std::uint32_t* after);
     std::uint64_t checksum_of(const frame& f) const;
     /// Lets go of a view's rows.
@@ -137,7 +141,7 @@ private:
     frame scratch_;
     bool full_state_needed_{false};
 
-    std::vector<entity> locals_; // by server index
+    std::vector<entity> locals_; // by server index, for find()
     std::vector<std::uint32_t> local_generations_;
     std::vector<removal_reason> left_reason_; // by server index, during an apply
     entity removing_{null_entity};
