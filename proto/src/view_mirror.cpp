@@ -412,11 +412,12 @@ result<applied_snapshot> view_mirror::apply(const v1::ViewSnapshot& s) {
     bool consistent = true;
     for (std::size_t p = 0; p < base_size && consistent; ++p) {
         const auto& e = base->entries[p];
-        // As for the changed entries: the rows of the entry a few places ahead.
+        // As for the changed entries: the rows of the entry a few places ahead, when it will read them (only
+        // an entry with a value before extrapolates; the others keep their slots unread).
         if (p + prefetch_distance < base_size) {
             const auto& ahead = base->entries[p + prefetch_distance];
-            __builtin_prefetch(pool_.row(ahead.values));
             if (ahead.before != row_pool::none) {
+                __builtin_prefetch(pool_.row(ahead.values));
                 __builtin_prefetch(pool_.row(ahead.before));
             }
         }
@@ -512,7 +513,8 @@ result<applied_snapshot> view_mirror::apply(const v1::ViewSnapshot& s) {
         }
     }
     const frame* from = frames_.empty() ? nullptr : &frames_.back();
-    update_registry(from, next, report);
+    // Based on the newest view, the merge compares rows apply just read; otherwise it reads cold ones.
+    update_registry(from, next, from != base, report);
     for (std::size_t i = 0; i < left_.size(); ++i) {
         const auto index = base->entries[left_[i]].index;
         if (index < left_reason_.size()) {
@@ -568,7 +570,7 @@ void view_mirror::write_row(entity local, const std::uint32_t* before, const std
     }
 }
 
-void view_mirror::update_registry(const frame* from, frame& to, applied_snapshot& report) {
+void view_mirror::update_registry(const frame* from, frame& to, bool cold, applied_snapshot& report) {
     if (!to.entries.empty() && to.entries.back().index >= locals_.size()) {
         locals_.resize(std::size_t{to.entries.back().index} + 1, null_entity);
         local_generations_.resize(locals_.size(), 0);
@@ -604,7 +606,7 @@ void view_mirror::update_registry(const frame* from, frame& to, applied_snapshot
     };
     while (i < old_entries.size() || j < to.entries.size()) {
         // As in apply: the rows of an entity a few places ahead, when the merge will compare them.
-        if (i + prefetch_distance < old_entries.size() && j + prefetch_distance < to.entries.size()) {
+        if (cold && i + prefetch_distance < old_entries.size() && j + prefetch_distance < to.entries.size()) {
             const auto before_slot = old_entries[i + prefetch_distance].shown_slot();
             const auto after_slot = to.entries[j + prefetch_distance].shown_slot();
             if (before_slot != after_slot) {

@@ -121,7 +121,9 @@ private:
 
     result<applied_snapshot> refuse(errc code, std::string message, bool need_full);
     const frame* find_frame(tick_type tick) const noexcept;
-    void update_registry(const frame* from, frame& to, applied_snapshot& report);
+    /// Writes what differs from `from` (the newest view, or null) to `to` into the registry; `cold`: `from`'s
+    /// rows were not just read (prefetched then).
+    void update_registry(const frame* from, frame& to, bool cold, applied_snapshot& report);
     /// Writes into the registry the components that differ from `before` (null: none).
     void write_row(entity local, const std::uint32_t* before, const std::uint32_t* after);
     std::uint64_t checksum_of(const frame& f) const;
