@@ -78,6 +78,8 @@ public:
 
     /// Entities in the newest view.
     [[nodiscard]] std::size_t size() const noexcept;
+    /// Rows held for the views kept (shared between views that hold the same), for tests and tools.
+    [[nodiscard]] std::size_t rows_in_use() const noexcept { return pool_.used(); }
     /// The newest view's entities: index, generation, and what the registry shows (rows of
     /// row_layout()), for tests and tools.
     [[nodiscard]] std::vector<std::pair<net_entity, std::vector<std::uint32_t>>> contents() const;
