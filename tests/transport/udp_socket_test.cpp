@@ -58,8 +58,8 @@ TEST(UdpSockets, AClientConnectsAndMessagesFlowBothWays) {
 }
 
 // What a client's message handler sends (a snapshot's ack, an input) leaves while the datagram is handled,
-// in one packet: before any other handler runs (it used to wait for a timer re-armed for now, a syscall and
-// two more handler runs per datagram).
+// in one packet: before any other handler runs (it used to wait for a timer re-armed for now: two more
+// handler runs per datagram).
 TEST(UdpSockets, RepliesFromAMessageHandlerLeaveAtOnceInOnePacket) {
     asio::io_context io;
     auto options = local_server_options();
