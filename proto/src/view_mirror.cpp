@@ -1,6 +1,7 @@
 #include "ecsnet/proto/view_mirror.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <stdexcept>
 
@@ -14,6 +15,18 @@ namespace ecsnet::proto {
 namespace {
 
 enum action : std::uint8_t { advance = 0, deferred = 1, changed = 2, refreshed = 3, gone = 4 };
+
+// A component's few fields: an inline loop, not a call to memcmp.
+bool same_values(const std::uint32_t* a, const std::uint32_t* b, std::size_t n) noexcept {
+    std::uint32_t differ = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+        differ |= a[i] ^ b[i];
+    }
+    return differ == 0;
+}
+
+// How many entries ahead the merges ask for rows (a few entries' work covers a miss).
+constexpr std::size_t prefetch_distance = 4;
 
 bool mark(std::vector<std::uint8_t>& actions, const std::vector<std::uint32_t>& positions, action what) {
     for (const auto p : positions) {
@@ -177,7 +190,7 @@ bool view_mirror::verify() const {
     std::vector<std::uint32_t> values(layout_.width());
     for (const auto& e : f.entries) {
         const auto local = find(net_entity{e.index, e.generation});
-        if (local == null_entity) {
+        if (local == null_entity || local != e.local) {
             return false;
         }
         const auto* shown = pool_.row(e.shown_slot());
@@ -340,7 +353,20 @@ result<applied_snapshot> view_mirror::apply(const v1::ViewSnapshot& s) {
         layout_.reference(values, previous, tick - e.tick, e.tick - e.previous, reference_.data());
         return reference_.data();
     };
+    // The rows of the entries `distance` places ahead in `positions`, asked for before they are read: a
+    // bot's mirror is cold when its next view comes (hundreds of mirrors in a process), and the rows are
+    // scattered over the pool.
+    const auto prefetch_rows = [&](const std::vector<std::uint32_t>& positions, std::size_t at) {
+        if (at + prefetch_distance < positions.size()) {
+            const auto& ahead = base->entries[positions[at + prefetch_distance]];
+            __builtin_prefetch(pool_.row(ahead.values));
+            if (ahead.before != row_pool::none) {
+                __builtin_prefetch(pool_.row(ahead.before));
+            }
+        }
+    };
     for (std::size_t i = 0; i < changed_.size(); ++i, ++row) {
+        prefetch_rows(changed_, i);
         const auto& e = base->entries[changed_[i]];
         if (!read_entity_update(layout_, next.tables, pool_.row(e.values), reference_of(e), in,
                                 rows_.data() + row * width)) {
@@ -362,6 +388,14 @@ result<applied_snapshot> view_mirror::apply(const v1::ViewSnapshot& s) {
     const auto new_row = [&](const entry& e, const std::uint32_t* row) {
         return pool_.allocate(row, layout_.checksum_term(weights_, e.index, e.generation, row));
     };
+    // The new view's checksum, from the base's: only the entries whose shown row changes move it (a sum
+    // modulo 2^64 of per-entity terms), so the others' terms are never read.
+    std::uint64_t checksum = base != nullptr ? base->checksum : 0;
+    const auto reshown = [&](const entry& before, const entry& after) {
+        if (before.shown_slot() != after.shown_slot()) {
+            checksum += pool_.term(after.shown_slot()) - pool_.term(before.shown_slot());
+        }
+    };
     std::size_t in_entered = 0;
     std::size_t in_refreshed = 0;
     std::size_t in_changed = 0;
@@ -370,6 +404,7 @@ result<applied_snapshot> view_mirror::apply(const v1::ViewSnapshot& s) {
                (entered_[in_entered] < index || (inclusive && entered_[in_entered] == index))) {
             entry e{entered_[in_entered], generations_[in_entered], tick, no_tick};
             e.values = new_row(e, rows_.data() + in_entered * width);
+            checksum += pool_.term(e.values);
             next.entries[count++] = e;
             ++in_entered;
         }
@@ -377,14 +412,26 @@ result<applied_snapshot> view_mirror::apply(const v1::ViewSnapshot& s) {
     bool consistent = true;
     for (std::size_t p = 0; p < base_size && consistent; ++p) {
         const auto& e = base->entries[p];
+        // As for the changed entries: the rows of the entry a few places ahead, when it will read them (only
+        // an entry with a value before extrapolates; the others keep their slots unread).
+        if (p + prefetch_distance < base_size) {
+            const auto& ahead = base->entries[p + prefetch_distance];
+            if (ahead.before != row_pool::none) {
+                __builtin_prefetch(pool_.row(ahead.values));
+                __builtin_prefetch(pool_.row(ahead.before));
+            }
+        }
         // An index leaving (its old occupant) may enter again (a new one): after the left entry.
-        enter_until(e.index, action_[p] == gone);
+        if (in_entered < entered_.size() && entered_[in_entered] <= e.index) {
+            enter_until(e.index, action_[p] == gone);
+        }
         if (in_entered < entered_.size() && entered_[in_entered] == e.index) {
             consistent = false;
             break;
         }
         switch (action_[p]) {
         case gone:
+            checksum -= pool_.term(e.shown_slot());
             break;
         case deferred: {
             // It keeps its last value, and shows its reference at this tick.
@@ -393,12 +440,14 @@ result<applied_snapshot> view_mirror::apply(const v1::ViewSnapshot& s) {
             pool_.retain(held.before);
             const auto* reference = reference_of(e);
             held.shown = reference == pool_.row(e.values) ? row_pool::none : new_row(e, reference);
+            reshown(e, held);
             next.entries[count++] = held;
             break;
         }
         case refreshed: {
             entry fresh{e.index, e.generation, tick, no_tick};
             fresh.values = new_row(fresh, rows_.data() + (entered_.size() + in_refreshed++) * width);
+            reshown(e, fresh);
             next.entries[count++] = fresh;
             break;
         }
@@ -408,6 +457,7 @@ result<applied_snapshot> view_mirror::apply(const v1::ViewSnapshot& s) {
                 new_row(updated, rows_.data() + (entered_.size() + refreshed_.size() + in_changed++) * width);
             updated.before = e.values;
             pool_.retain(updated.before);
+            reshown(e, updated);
             next.entries[count++] = updated;
             break;
         }
@@ -421,6 +471,7 @@ result<applied_snapshot> view_mirror::apply(const v1::ViewSnapshot& s) {
                 same.before = row_pool::none;
                 same.shown = row_pool::none;
                 pool_.retain(same.values);
+                reshown(e, same);
                 next.entries[count++] = same;
             } else {
                 // It moved as predicted: its reference is its new last value.
@@ -428,6 +479,7 @@ result<applied_snapshot> view_mirror::apply(const v1::ViewSnapshot& s) {
                 moved.values = new_row(moved, reference);
                 moved.before = e.values;
                 pool_.retain(moved.before);
+                reshown(e, moved);
                 next.entries[count++] = moved;
             }
             break;
@@ -442,10 +494,7 @@ result<applied_snapshot> view_mirror::apply(const v1::ViewSnapshot& s) {
         release(next);
         return refuse(errc::inconsistent_delta, "an entity enters a view that holds it", false);
     }
-    next.checksum = 0;
-    for (const auto& e : next.entries) {
-        next.checksum += pool_.term(e.shown_slot());
-    }
+    next.checksum = checksum;
     if (next.checksum != expected) {
         release(next);
         return refuse(errc::checksum_mismatch,
@@ -464,7 +513,8 @@ result<applied_snapshot> view_mirror::apply(const v1::ViewSnapshot& s) {
         }
     }
     const frame* from = frames_.empty() ? nullptr : &frames_.back();
-    update_registry(from, next, report);
+    // Based on the newest view, the merge compares rows apply just read; otherwise it reads cold ones.
+    update_registry(from, next, from != base, report);
     for (std::size_t i = 0; i < left_.size(); ++i) {
         const auto index = base->entries[left_[i]].index;
         if (index < left_reason_.size()) {
@@ -503,22 +553,24 @@ result<applied_snapshot> view_mirror::apply(const v1::ViewSnapshot& s) {
 }
 
 void view_mirror::write_row(entity local, const std::uint32_t* before, const std::uint32_t* after) {
-    for (std::size_t c = 0; c < schema_->size(); ++c) {
-        const bool had = before != nullptr && row_layout::has(before, c);
-        const bool has = row_layout::has(after, c);
+    const bit_set had = before != nullptr ? presence_of(layout_, before) : 0;
+    const bit_set has = presence_of(layout_, after);
+    for (auto rest = had | has; rest != 0; rest &= rest - 1) {
+        const auto c = static_cast<std::size_t>(std::countr_zero(rest));
         const auto& codec = schema_->codec(c);
-        if (has) {
-            const auto* values = after + layout_.offset(c);
-            if (!had || std::memcmp(values, before + layout_.offset(c), layout_.fields(c) * 4) != 0) {
-                codec.write(registry_, local, values);
-            }
-        } else if (had) {
+        if (((has >> c) & 1U) == 0) {
             codec.remove(registry_, local);
+            continue;
         }
+        const auto* values = after + layout_.offset(c);
+        if (((had >> c) & 1U) != 0 && same_values(values, before + layout_.offset(c), layout_.fields(c))) {
+            continue;
+        }
+        codec.write(registry_, local, values);
     }
 }
 
-void view_mirror::update_registry(const frame* from, const frame& to, applied_snapshot& report) {
+void view_mirror::update_registry(const frame* from, frame& to, bool cold, applied_snapshot& report) {
     if (!to.entries.empty() && to.entries.back().index >= locals_.size()) {
         locals_.resize(std::size_t{to.entries.back().index} + 1, null_entity);
         local_generations_.resize(locals_.size(), 0);
@@ -530,7 +582,7 @@ void view_mirror::update_registry(const frame* from, const frame& to, applied_sn
     std::size_t i = 0;
     std::size_t j = 0;
     const auto destroy = [&](const entry& e) {
-        const auto local = locals_[e.index];
+        const auto local = e.local;
         if (local != null_entity && registry_.valid(local)) {
             removing_ = local;
             const auto reason = left_reason_[e.index];
@@ -543,8 +595,9 @@ void view_mirror::update_registry(const frame* from, const frame& to, applied_sn
         locals_[e.index] = null_entity;
         local_generations_[e.index] = 0;
     };
-    const auto create = [&](const entry& e, const std::uint32_t* shown) {
+    const auto create = [&](entry& e, const std::uint32_t* shown) {
         const auto local = registry_.create();
+        e.local = local;
         locals_[e.index] = local;
         local_generations_[e.index] = e.generation;
         write_row(local, nullptr, shown);
@@ -552,6 +605,15 @@ void view_mirror::update_registry(const frame* from, const frame& to, applied_sn
         ++report.entities_created;
     };
     while (i < old_entries.size() || j < to.entries.size()) {
+        // As in apply: the rows of an entity a few places ahead, when the merge will compare them.
+        if (cold && i + prefetch_distance < old_entries.size() && j + prefetch_distance < to.entries.size()) {
+            const auto before_slot = old_entries[i + prefetch_distance].shown_slot();
+            const auto after_slot = to.entries[j + prefetch_distance].shown_slot();
+            if (before_slot != after_slot) {
+                __builtin_prefetch(pool_.row(before_slot));
+                __builtin_prefetch(pool_.row(after_slot));
+            }
+        }
         const auto old_index = i < old_entries.size() ? old_entries[i].index : 0xFFFFFFFFU;
         const auto new_index = j < to.entries.size() ? to.entries[j].index : 0xFFFFFFFFU;
         if (old_index < new_index) {
@@ -565,14 +627,26 @@ void view_mirror::update_registry(const frame* from, const frame& to, applied_sn
             ++j;
         } else {
             // The same slot is the same row: most entities, at the cost of one compare.
+            const auto local = old_entries[i].local;
+            to.entries[j].local = local;
             const auto before_slot = old_entries[i].shown_slot();
             const auto after_slot = to.entries[j].shown_slot();
             if (before_slot != after_slot) {
                 const auto* before = pool_.row(before_slot);
                 const auto* after = pool_.row(after_slot);
                 if (!layout_.equal(before, after)) {
-                    write_row(locals_[to.entries[j].index], before, after);
+                    write_row(local, before, after);
                     ++report.components_written;
+                } else {
+                    // The same row in another slot: views based on different bases (acks late by k ticks
+                    // make k + 1 interleaved chains) hold their own copies of every entity. The new view
+                    // takes the registry's slot (same row, same checksum term), so that the chains share
+                    // their rows and the next merges compare nothing.
+                    auto& entry = to.entries[j];
+                    auto& slot = entry.shown != row_pool::none ? entry.shown : entry.values;
+                    pool_.retain(before_slot);
+                    pool_.release(slot);
+                    slot = before_slot;
                 }
             }
             ++i;

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <memory>
+#include <optional>
 #include <thread>
 
 #include <asio/executor_work_guard.hpp>
@@ -54,6 +55,46 @@ TEST(UdpSockets, AClientConnectsAndMessagesFlowBothWays) {
     const auto stats = server.stats(id);
     ASSERT_TRUE(stats);
     EXPECT_GT(stats->bytes_received, 0U);
+}
+
+// What a client's message handler sends (a snapshot's ack, an input) leaves while the datagram is handled,
+// in one packet: before any other handler runs (it used to wait for a timer re-armed for now: two more
+// handler runs per datagram).
+TEST(UdpSockets, RepliesFromAMessageHandlerLeaveAtOnceInOnePacket) {
+    asio::io_context io;
+    auto options = local_server_options();
+    server_events server_log;
+    udp_server server{io, options, server_log};
+    server.start();
+    struct replying_client : client_events {
+        asio::io_context* io{};
+        udp_client* client{};
+        std::uint64_t sent_before{};
+        std::optional<std::uint64_t> sent_right_after;
+        void on_message(channel ch, std::span<const std::byte> m) override {
+            client_events::on_message(ch, m);
+            sent_before = client->stats().datagrams_sent;
+            client->send(channel::unreliable, text("ack"));
+            client->send(channel::unreliable, text("input"));
+            // Runs once this datagram's handler returns, ahead of any timer.
+            asio::post(*io, [this] { sent_right_after = client->stats().datagrams_sent; });
+        }
+    };
+    replying_client client_log;
+    udp_client client{io.get_executor(), {}, client_log};
+    client_log.io = &io;
+    client_log.client = &client;
+    ASSERT_TRUE(client.connect(token_for(server, options.config.private_key, 5)));
+    ASSERT_TRUE(run_until(io, [&] { return server_log.connected.size() == 1; }));
+    ASSERT_TRUE(run_until(io, [&] { return client.state() == client_state::connected; }));
+    const auto id = server_log.connected[0].id;
+    server.send(id, channel::unreliable, text("snapshot"));
+    server.flush(id);
+    ASSERT_TRUE(run_until(io, [&] { return client_log.sent_right_after.has_value(); }));
+    EXPECT_EQ(*client_log.sent_right_after, client_log.sent_before + 1);
+    ASSERT_TRUE(run_until(io, [&] { return server_log.messages.size() == 2; }));
+    EXPECT_EQ(server_log.messages[0].bytes, "ack");
+    EXPECT_EQ(server_log.messages[1].bytes, "input");
 }
 
 TEST(UdpSockets, ABase64TokenConnectsToo) {

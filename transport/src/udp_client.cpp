@@ -122,12 +122,15 @@ void udp_client::receive() {
                 const auto from = from_endpoint(sender_);
                 const std::span<const std::uint8_t> datagram{receive_buffer_.data(), size};
                 const auto now = clock::now();
+                receiving_ = true;
                 if (sim_in_) {
                     sim_in_->submit(as_bytes_of(datagram), now, from);
                 } else {
                     core_.receive(datagram, from, now);
                 }
+                receiving_ = false;
                 if (timer_running_) {
+                    send_due();
                     arm_timer(); // an ack may now be owed, or the state changed
                 }
             }
@@ -186,6 +189,16 @@ void udp_client::on_timer() {
     }
 }
 
+// What a datagram's handlers queued (a snapshot's ack, an input) goes out at once, in one packet, rather
+// than through the timer armed for now: re-arming the timer earlier cancels its pending wait (a handler
+// run) and its wake-up is another, per datagram, for hundreds of clients in a bots process.
+void udp_client::send_due() {
+    const auto now = clock::now();
+    if (const auto wakeup = core_.next_wakeup(now); wakeup && *wakeup <= now) {
+        on_timer();
+    }
+}
+
 void udp_client::transmit(const net_address& to, std::span<const std::uint8_t> datagram) {
     ensure_socket(to); // the next server address may be of the other family
     if (sim_out_) {
@@ -209,7 +222,7 @@ void udp_client::send_now(const net_address& to, std::span<const std::uint8_t> d
 
 send_status udp_client::send(channel ch, std::span<const std::byte> message) {
     const auto status = core_.send(ch, message, clock::now());
-    if (timer_running_) {
+    if (timer_running_ && !receiving_) {
         arm_timer(); // what was queued may want sending before the timer's wake-up
     }
     return status;

@@ -8,6 +8,7 @@
 // Pointers from row() stay valid until the next allocate() that grows the pool: reserve() first to keep
 // them valid through a batch of allocations.
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -24,11 +25,16 @@ public:
 
     [[nodiscard]] std::size_t width() const noexcept { return width_; }
 
-    /// Room for `count` more rows without moving the pool.
+    /// Room for `count` more rows without moving the pool. Grows geometrically: a mirror reserves for its
+    /// worst case on every apply, and an exact reserve would move the whole pool each time.
     void reserve(std::size_t count) {
         const auto spare = free_.size();
-        if (count > spare) {
-            rows_.reserve(rows_.size() + (count - spare) * width_);
+        if (count <= spare) {
+            return;
+        }
+        const auto needed = rows_.size() + (count - spare) * width_;
+        if (needed > rows_.capacity()) {
+            rows_.reserve(std::max(needed, 2 * rows_.capacity()));
         }
     }
 

@@ -78,6 +78,8 @@ public:
 
     /// Entities in the newest view.
     [[nodiscard]] std::size_t size() const noexcept;
+    /// Rows held for the views kept (shared between views that hold the same), for tests and tools.
+    [[nodiscard]] std::size_t rows_in_use() const noexcept { return pool_.used(); }
     /// The newest view's entities: index, generation, and what the registry shows (rows of
     /// row_layout()), for tests and tools.
     [[nodiscard]] std::vector<std::pair<net_entity, std::vector<std::uint32_t>>> contents() const;
@@ -103,6 +105,9 @@ private:
         std::uint32_t values{row_pool::none}; // the last value received
         std::uint32_t before{row_pool::none}; // the value before it (when previous != no_tick)
         std::uint32_t shown{row_pool::none};  // what the registry shows, when not `values` (a prediction)
+        // The registry's entity, in the newest view (update_registry sets it; older views may hold stale
+        // ones): the merge reads it with the entry instead of a lookup by server index in cold memory.
+        entity local{null_entity};
 
         [[nodiscard]] std::uint32_t shown_slot() const noexcept {
             return shown != row_pool::none ? shown : values;
@@ -118,7 +123,10 @@ private:
 
     result<applied_snapshot> refuse(errc code, std::string message, bool need_full);
     const frame* find_frame(tick_type tick) const noexcept;
-    void update_registry(const frame* from, const frame& to, applied_snapshot& report);
+    /// Writes what differs from `from` (the newest view, or null) to `to` into the registry; `cold`: `from`'s
+    /// rows were not just read (prefetched then).
+    void update_registry(const frame* from, frame& to, bool cold, applied_snapshot& report);
+    /// Writes into the registry the components that differ from `before` (null: none).
     void write_row(entity local, const std::uint32_t* before, const std::uint32_t* after);
     std::uint64_t checksum_of(const frame& f) const;
     /// Lets go of a view's rows.
@@ -137,7 +145,7 @@ private:
     frame scratch_;
     bool full_state_needed_{false};
 
-    std::vector<entity> locals_; // by server index
+    std::vector<entity> locals_; // by server index, for find()
     std::vector<std::uint32_t> local_generations_;
     std::vector<removal_reason> left_reason_; // by server index, during an apply
     entity removing_{null_entity};

@@ -83,6 +83,7 @@ private:
     void receive();
     void arm_timer();
     void on_timer();
+    void send_due();
     void transmit(const net_address& to, std::span<const std::uint8_t> datagram);
     void send_now(const net_address& to, std::span<const std::uint8_t> datagram);
     void started();
@@ -102,6 +103,7 @@ private:
     std::shared_ptr<bool> alive_;
     std::uint64_t socket_generation_{0};
     bool timer_running_{false};
+    bool receiving_{false}; // inside a datagram's handlers: send() leaves the packet to send_due()
     std::uint64_t send_failures_{0};
 };
 
