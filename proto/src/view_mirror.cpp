@@ -386,7 +386,7 @@ result<applied_snapshot> view_mirror::apply(const v1::ViewSnapshot& s) {
     next.entries.resize(capacity);
     std::size_t count = 0;
     const auto new_row = [&](const entry& e, const std::uint32_t* row) {
-        return pool_.allocate(row, layout_.checksum_term(weights_, e.index, e.generation, row));
+        return pool_.allocate(row, layout_.checksum_term(e.index, e.generation, row));
     };
     // The new view's checksum, from the base's: only the entries whose shown row changes move it (a sum
     // modulo 2^64 of per-entity terms), so the others' terms are never read.
