@@ -16,15 +16,6 @@ namespace {
 
 enum action : std::uint8_t { advance = 0, deferred = 1, changed = 2, refreshed = 3, gone = 4 };
 
-// A component's few fields: an inline loop, not a call to memcmp.
-bool same_values(const std::uint32_t* a, const std::uint32_t* b, std::size_t n) noexcept {
-    std::uint32_t differ = 0;
-    for (std::size_t i = 0; i < n; ++i) {
-        differ |= a[i] ^ b[i];
-    }
-    return differ == 0;
-}
-
 // How many entries ahead the merges ask for rows (a few entries' work covers a miss).
 constexpr std::size_t prefetch_distance = 4;
 
@@ -386,7 +377,7 @@ result<applied_snapshot> view_mirror::apply(const v1::ViewSnapshot& s) {
     next.entries.resize(capacity);
     std::size_t count = 0;
     const auto new_row = [&](const entry& e, const std::uint32_t* row) {
-        return pool_.allocate(row, layout_.checksum_term(weights_, e.index, e.generation, row));
+        return pool_.allocate(row, layout_.checksum_term(e.index, e.generation, row));
     };
     // The new view's checksum, from the base's: only the entries whose shown row changes move it (a sum
     // modulo 2^64 of per-entity terms), so the others' terms are never read.
@@ -553,20 +544,24 @@ result<applied_snapshot> view_mirror::apply(const v1::ViewSnapshot& s) {
 }
 
 void view_mirror::write_row(entity local, const std::uint32_t* before, const std::uint32_t* after) {
-    const bit_set had = before != nullptr ? presence_of(layout_, before) : 0;
     const bit_set has = presence_of(layout_, after);
-    for (auto rest = had | has; rest != 0; rest &= rest - 1) {
+    bit_set removed = 0;
+    bit_set written = has;
+    if (before != nullptr) {
+        // What it had and still has is written only if its values differ: one pass over the row finds
+        // those, not a compare per component.
+        const bit_set had = presence_of(layout_, before);
+        removed = had & ~has;
+        written = has & (~had | layout_.differing_components(before, after));
+    }
+    // In component order, as a game's signals see them.
+    for (auto rest = removed | written; rest != 0; rest &= rest - 1) {
         const auto c = static_cast<std::size_t>(std::countr_zero(rest));
-        const auto& codec = schema_->codec(c);
-        if (((has >> c) & 1U) == 0) {
-            codec.remove(registry_, local);
-            continue;
+        if (((removed >> c) & 1U) != 0) {
+            schema_->codec(c).remove(registry_, local);
+        } else {
+            schema_->codec(c).write(registry_, local, after + layout_.offset(c));
         }
-        const auto* values = after + layout_.offset(c);
-        if (((had >> c) & 1U) != 0 && same_values(values, before + layout_.offset(c), layout_.fields(c))) {
-            continue;
-        }
-        codec.write(registry_, local, values);
     }
 }
 

@@ -47,7 +47,7 @@ public:
     [[nodiscard]] std::size_t presence_words() const noexcept { return presence_words_; }
     /// Position of component c's first field in a row.
     [[nodiscard]] std::size_t offset(std::size_t c) const noexcept { return offsets_[c]; }
-    [[nodiscard]] std::size_t fields(std::size_t c) const noexcept { return (*schema_)[c].fields.size(); }
+    [[nodiscard]] std::size_t fields(std::size_t c) const noexcept { return fields_[c]; }
 
     [[nodiscard]] static bool has(const std::uint32_t* row, std::size_t c) noexcept {
         return ((row[c / 32] >> (c % 32)) & 1U) != 0;
@@ -87,6 +87,21 @@ public:
     [[nodiscard]] std::uint64_t checksum_term(const checksum_weights& weights, std::uint32_t index,
                                               std::uint32_t generation,
                                               const std::uint32_t* row) const noexcept;
+    /// The same with the schema's weights (checksum_weights of schema()), kept flat per row position: one
+    /// multiply-add per field. Rows hold 0 in the fields of absent components (as every row does).
+    [[nodiscard]] std::uint64_t checksum_term(std::uint32_t index, std::uint32_t generation,
+                                              const std::uint32_t* row) const noexcept;
+
+    /// Bit c set where component c's fields differ between rows a and b (presence aside). For layouts
+    /// of at most 64 components (views).
+    [[nodiscard]] std::uint64_t differing_components(const std::uint32_t* a,
+                                                     const std::uint32_t* b) const noexcept {
+        std::uint64_t differ = 0;
+        for (std::size_t at = presence_words_; at < width_; ++at) {
+            differ |= std::uint64_t{a[at] != b[at]} << component_of_[at];
+        }
+        return differ;
+    }
 
     /// Gathers the rows of a columnar state: rows[p * width() ...] is the row of the state's entity at
     /// position p (`entities` is state.flat()). `scratch` is reused memory.
@@ -94,11 +109,26 @@ public:
                 std::vector<std::uint32_t>& rows, std::vector<std::uint32_t>& scratch) const;
 
 private:
+    // A prediction::linear field: where it is in a row, and the presence bit of its component.
+    struct linear_field {
+        std::uint32_t at{};
+        std::uint32_t word{};
+        std::uint32_t presence{};
+        unsigned bits{};
+        std::uint32_t mask{};
+    };
+
     const schema_layout* schema_{nullptr};
     std::vector<std::size_t> offsets_;
-    std::vector<std::uint8_t> linear_; // per row position: a prediction::linear field
-    std::vector<unsigned> bits_;
-    std::vector<unsigned> component_of_;
+    std::vector<std::uint8_t> fields_;        // per component: its number of fields
+    std::vector<std::uint32_t> component_of_; // per row position (fields only)
+    std::vector<linear_field> linear_;
+    // The schema's checksum weights: per row position (0 for the presence words), per component present,
+    // and per entity and generation.
+    std::vector<std::uint64_t> field_weights_;
+    std::vector<std::uint64_t> presence_weights_;
+    std::uint64_t entity_weight_{};
+    std::uint64_t generation_weight_{};
     bool any_linear_{false};
     std::size_t presence_words_{};
     std::size_t width_{};
