@@ -71,13 +71,18 @@ public:
     [[nodiscard]] connection_stats stats(clock::time_point now) const;
 
 private:
+    server_connection(connection_id id, const challenge_contents& handshake, const session_keys& keys,
+                      const net_address& remote, clock::duration timeout, const link_config& link_config,
+                      clock::time_point now);
+
     connection_id id_;
     std::uint64_t client_id_;
     net_address remote_;
     transport::user_data user_data_;
     token_mac mac_;
-    session_keys keys_;
-    packet_cipher cipher_; // chosen in the handshake
+    // The session keys (session_keys.hpp) under the cipher chosen in the handshake, prepared once.
+    packet_key send_key_;    // server to client
+    packet_key receive_key_; // client to server
     std::uint64_t next_sequence_{0};
     replay_window replay_;
     transport::link link_;
