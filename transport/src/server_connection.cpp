@@ -19,17 +19,17 @@ server_connection::server_connection(connection_id id, const challenge_contents&
                                      clock::duration timeout, const link_config& link_config,
                                      clock::time_point now)
     : id_{id}
+    , timeout_{timeout}
+    , last_received_{now}
+    , last_sent_{now}
+    , send_key_{keys.server_to_client, handshake.cipher}
+    , receive_key_{keys.client_to_server, handshake.cipher}
+    , link_{link_config}
     , client_id_{handshake.client_id}
     , remote_{remote}
     , user_data_{handshake.user_data}
     , mac_{handshake.mac}
-    , send_key_{keys.server_to_client, handshake.cipher}
-    , receive_key_{keys.client_to_server, handshake.cipher}
-    , link_{link_config}
-    , timeout_{timeout}
-    , connected_at_{now}
-    , last_received_{now}
-    , last_sent_{now} {}
+    , connected_at_{now} {}
 
 std::size_t server_connection::seal(packet_type type, std::span<const std::uint8_t> data,
                                     std::uint64_t protocol_id, std::span<std::uint8_t> out,
