@@ -557,8 +557,8 @@ void game_server::tick() {
             return;
         }
         if (s.wants_input_status) {
-            v1::Envelope status;
-            auto& st = *status.mutable_input_status();
+            auto& st = *input_status_.mutable_input_status();
+            st.Clear();
             st.set_tick(tick_);
             st.set_applied_sequence(s.inputs.applied_sequence());
             st.set_applied_client_tick(s.inputs.applied_client_tick());
@@ -567,7 +567,7 @@ void game_server::tick() {
             }
             st.set_ran_dry(static_cast<std::uint32_t>(s.inputs.ran_dry()));
             add_predicted(s, predicted, st);
-            c.send(status);
+            c.send(input_status_);
         }
         c.want_snapshot();
     });

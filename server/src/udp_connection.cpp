@@ -97,11 +97,11 @@ void udp_connection::received(transport::channel, std::span<const std::byte> byt
         return;
     }
     const std::string_view view{reinterpret_cast<const char*>(bytes.data()), bytes.size()};
-    if (auto decoded = proto::decode_envelope(view, message_); !decoded) {
+    if (auto decoded = decoder_.decode(view); !decoded) {
         disconnect(v1::PROTOCOL_ERROR, "malformed message: " + std::string{decoded.message()});
         return;
     }
-    handler_.on_message(*this, message_);
+    handler_.on_message(*this, decoder_.message());
 }
 
 void udp_connection::leave() {

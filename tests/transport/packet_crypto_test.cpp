@@ -139,6 +139,50 @@ TEST(PacketCrypto, EachCipherRoundTripsAndNeitherOpensTheOther) {
     }
 }
 
+// A prepared key (AES-256-GCM's state computed once) seals the very bytes the key-taking function does, and
+// each opens the other's packets; another key or a flipped byte is refused.
+TEST(PacketCrypto, PreparedKeysSealAndOpenAsTheirKeysDo) {
+    const auto k = generate_key();
+    const auto other_key = generate_key();
+    std::vector<std::uint8_t> data(300);
+    for (std::size_t i = 0; i < data.size(); ++i) {
+        data[i] = static_cast<std::uint8_t>(i * 13);
+    }
+    for (const auto cipher : {packet_cipher::chacha20_poly1305, packet_cipher::aes256_gcm}) {
+        if ((available_ciphers() & cipher_bit(cipher)) == 0) {
+            continue;
+        }
+        const packet_key prepared{k, cipher};
+        const packet_key wrong{other_key, cipher};
+        EXPECT_EQ(prepared.cipher(), cipher);
+        for (const std::uint64_t sequence : {std::uint64_t{0}, std::uint64_t{300}, std::uint64_t{1} << 40}) {
+            std::array<std::uint8_t, max_datagram_bytes> by_key{};
+            std::array<std::uint8_t, max_datagram_bytes> by_prepared{};
+            const auto size = seal_packet(packet_type::payload, sequence, data, k, 5, by_key, cipher);
+            ASSERT_EQ(seal_packet(packet_type::payload, sequence, data, prepared, 5, by_prepared), size);
+            EXPECT_EQ(by_key, by_prepared);
+
+            const std::span<const std::uint8_t> datagram{by_prepared.data(), size};
+            const auto header = read_datagram_header(datagram);
+            ASSERT_TRUE(header);
+            std::array<std::uint8_t, max_datagram_bytes> plain{};
+            ASSERT_EQ(open_packet(*header, datagram, prepared, 5, plain), data.size());
+            EXPECT_TRUE(std::equal(data.begin(), data.end(), plain.begin()));
+            EXPECT_FALSE(open_packet(*header, datagram, wrong, 5, plain));
+            EXPECT_FALSE(open_packet(*header, datagram, prepared, 6, plain));
+            by_prepared[size - 1] ^= 1;
+            EXPECT_FALSE(open_packet(*header, datagram, prepared, 5, plain));
+        }
+    }
+}
+
+TEST(PacketCrypto, PreparedKeysRefuseOutputsTooSmall) {
+    const packet_key prepared{generate_key(), packet_cipher::chacha20_poly1305};
+    const std::vector<std::uint8_t> data(40, 7);
+    std::vector<std::uint8_t> out(sealed_size(1, data.size()) - 1);
+    EXPECT_EQ(seal_packet(packet_type::payload, 1, data, prepared, 5, out), 0U);
+}
+
 TEST(PacketCrypto, BadPrefixesAreRefusedBeforeAnyCrypto) {
     std::vector<std::uint8_t> packet(40, 0);
     for (const std::uint8_t prefix : {0x10, 0x17, 0x1F, 0x05, 0x95, 0xF5}) { // type 0, 7, 15; 0 or 9+ bytes

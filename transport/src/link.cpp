@@ -167,6 +167,10 @@ bool link::probing(clock::time_point now, clock::duration rto) const noexcept {
 }
 
 std::optional<clock::time_point> link::reliable_due(clock::time_point now, clock::duration rto) const {
+    if (reliable_out_.size() == 0) {
+        return std::nullopt; // nothing queued, no block in flight either (its message stays queued until
+                             // acked)
+    }
     const auto due = reliable_out_.next_due(now, rto);
     std::optional<clock::time_point> when;
     if (due.unsent) {
@@ -201,12 +205,16 @@ std::optional<clock::time_point> link::next_send_time(clock::time_point now) con
     if (acks_owed_ == 1) {
         consider(ack_owed_since_ + std::chrono::duration_cast<clock::duration>(config_.max_ack_delay));
     }
-    const auto rto = resend_timeout();
-    if (redundant_out_.pending() > 0) {
-        consider(redundant_out_.last_sent() + rto);
-    }
-    if (const auto reliable = reliable_due(now, rto)) {
-        consider(*reliable);
+    // Resends only: a link with nothing awaiting an ack (the server's usual state between its ticks, visited
+    // by every timer run) needs no resend timeout.
+    if (redundant_out_.pending() > 0 || reliable_out_.size() > 0) {
+        const auto rto = resend_timeout();
+        if (redundant_out_.pending() > 0) {
+            consider(redundant_out_.last_sent() + rto);
+        }
+        if (const auto reliable = reliable_due(now, rto)) {
+            consider(*reliable);
+        }
     }
     if (earliest && *earliest < now) {
         earliest = now;

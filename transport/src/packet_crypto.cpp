@@ -40,6 +40,55 @@ std::size_t write_header(packet_type type, std::uint64_t sequence, std::uint8_t*
     return 1 + count;
 }
 
+// The packet layout around the AEAD call, shared by the key-taking and the prepared-key functions.
+// encrypt(sealed, written, ad, ad_size, nonce) writes ciphertext and MAC.
+template<typename Encrypt>
+std::size_t seal_with(packet_type type, std::uint64_t sequence, std::span<const std::uint8_t> data,
+                      std::uint64_t protocol_id, std::span<std::uint8_t> out, bool cipher_usable,
+                      Encrypt encrypt) noexcept {
+    const auto size = sealed_size(sequence, data.size());
+    if (out.size() < size || !cipher_usable) {
+        return 0;
+    }
+    const auto header_size = write_header(type, sequence, out.data());
+    std::array<std::uint8_t, base_ad_bytes> ad{};
+    write_base_ad(ad.data(), protocol_id, out[0]);
+    const auto nonce = nonce_of(sequence);
+    unsigned long long written = 0;
+    encrypt(out.data() + header_size, &written, ad.data(), ad.size(), nonce.data());
+    return size;
+}
+
+// decrypt(opened_data, opened, sealed, sealed_size, ad, ad_size, nonce) returns libsodium's 0 / -1.
+template<typename Decrypt>
+std::optional<std::size_t> open_with(const datagram_header& header, std::span<const std::uint8_t> datagram,
+                                     std::uint64_t protocol_id, std::span<std::uint8_t> out,
+                                     bool cipher_usable, Decrypt decrypt) noexcept {
+    if (datagram.size() < header.size + mac_bytes || datagram.size() > max_datagram_bytes ||
+        out.size() < datagram.size() - header.size - mac_bytes || !cipher_usable) {
+        return std::nullopt;
+    }
+    std::array<std::uint8_t, base_ad_bytes> ad{};
+    write_base_ad(ad.data(), protocol_id, header.prefix);
+    const auto nonce = nonce_of(header.sequence);
+    unsigned long long opened = 0;
+    if (decrypt(out.data(), &opened, datagram.data() + header.size, datagram.size() - header.size, ad.data(),
+                ad.size(), nonce.data()) != 0) {
+        return std::nullopt;
+    }
+    return static_cast<std::size_t>(opened);
+}
+
+static_assert(sizeof(crypto_aead_aes256gcm_state) == 512 && alignof(crypto_aead_aes256gcm_state) == 16,
+              "packet_key holds libsodium's AES-256-GCM state in place");
+
+crypto_aead_aes256gcm_state* aes_state(std::array<unsigned char, 512>& bytes) noexcept {
+    return reinterpret_cast<crypto_aead_aes256gcm_state*>(bytes.data());
+}
+const crypto_aead_aes256gcm_state* aes_state(const std::array<unsigned char, 512>& bytes) noexcept {
+    return reinterpret_cast<const crypto_aead_aes256gcm_state*>(bytes.data());
+}
+
 static_assert(crypto_aead_aes256gcm_KEYBYTES == crypto_aead_chacha20poly1305_IETF_KEYBYTES &&
                   crypto_aead_aes256gcm_NPUBBYTES == crypto_aead_chacha20poly1305_IETF_NPUBBYTES &&
                   crypto_aead_aes256gcm_ABYTES == crypto_aead_chacha20poly1305_IETF_ABYTES,
@@ -81,50 +130,81 @@ outcome<datagram_header, drop_reason> read_datagram_header(std::span<const std::
 std::size_t seal_packet(packet_type type, std::uint64_t sequence, std::span<const std::uint8_t> data,
                         const key& k, std::uint64_t protocol_id, std::span<std::uint8_t> out,
                         packet_cipher cipher) noexcept {
-    const auto size = sealed_size(sequence, data.size());
-    if (out.size() < size || (available_ciphers() & cipher_bit(cipher)) == 0) {
-        return 0;
-    }
-    const auto header_size = write_header(type, sequence, out.data());
-    std::array<std::uint8_t, base_ad_bytes> ad{};
-    write_base_ad(ad.data(), protocol_id, out[0]);
-    const auto nonce = nonce_of(sequence);
-    unsigned long long written = 0;
-    if (cipher == packet_cipher::aes256_gcm) {
-        crypto_aead_aes256gcm_encrypt(out.data() + header_size, &written, data.data(), data.size(), ad.data(),
-                                      ad.size(), nullptr, nonce.data(), k.data());
-    } else {
-        crypto_aead_chacha20poly1305_ietf_encrypt(out.data() + header_size, &written, data.data(),
-                                                  data.size(), ad.data(), ad.size(), nullptr, nonce.data(),
-                                                  k.data());
-    }
-    return size;
+    return seal_with(type, sequence, data, protocol_id, out, (available_ciphers() & cipher_bit(cipher)) != 0,
+                     [&](std::uint8_t* sealed, unsigned long long* written, const std::uint8_t* ad,
+                         std::size_t ad_size, const std::uint8_t* nonce) {
+                         if (cipher == packet_cipher::aes256_gcm) {
+                             crypto_aead_aes256gcm_encrypt(sealed, written, data.data(), data.size(), ad,
+                                                           ad_size, nullptr, nonce, k.data());
+                         } else {
+                             crypto_aead_chacha20poly1305_ietf_encrypt(sealed, written, data.data(),
+                                                                       data.size(), ad, ad_size, nullptr,
+                                                                       nonce, k.data());
+                         }
+                     });
 }
 
 std::optional<std::size_t> open_packet(const datagram_header& header, std::span<const std::uint8_t> datagram,
                                        const key& k, std::uint64_t protocol_id, std::span<std::uint8_t> out,
                                        packet_cipher cipher) noexcept {
-    if (datagram.size() < header.size + mac_bytes || datagram.size() > max_datagram_bytes ||
-        out.size() < datagram.size() - header.size - mac_bytes ||
-        (available_ciphers() & cipher_bit(cipher)) == 0) {
-        return std::nullopt;
+    return open_with(
+        header, datagram, protocol_id, out, (available_ciphers() & cipher_bit(cipher)) != 0,
+        [&](std::uint8_t* opened_data, unsigned long long* opened, const std::uint8_t* sealed,
+            std::size_t sealed_size, const std::uint8_t* ad, std::size_t ad_size, const std::uint8_t* nonce) {
+            return cipher == packet_cipher::aes256_gcm
+                       ? crypto_aead_aes256gcm_decrypt(opened_data, opened, nullptr, sealed, sealed_size, ad,
+                                                       ad_size, nonce, k.data())
+                       : crypto_aead_chacha20poly1305_ietf_decrypt(opened_data, opened, nullptr, sealed,
+                                                                   sealed_size, ad, ad_size, nonce, k.data());
+        });
+}
+
+packet_key::packet_key(const key& k, packet_cipher cipher) noexcept
+    : key_{k}
+    , cipher_{cipher}
+    , usable_{(available_ciphers() & cipher_bit(cipher)) != 0} {
+    if (usable_ && cipher == packet_cipher::aes256_gcm) {
+        usable_ = crypto_aead_aes256gcm_beforenm(aes_state(aes_state_), key_.data()) == 0;
     }
-    const auto cipher_size = datagram.size() - header.size;
-    std::array<std::uint8_t, base_ad_bytes> ad{};
-    write_base_ad(ad.data(), protocol_id, header.prefix);
-    const auto nonce = nonce_of(header.sequence);
-    unsigned long long opened = 0;
-    const int failed =
-        cipher == packet_cipher::aes256_gcm
-            ? crypto_aead_aes256gcm_decrypt(out.data(), &opened, nullptr, datagram.data() + header.size,
-                                            cipher_size, ad.data(), ad.size(), nonce.data(), k.data())
-            : crypto_aead_chacha20poly1305_ietf_decrypt(out.data(), &opened, nullptr,
-                                                        datagram.data() + header.size, cipher_size, ad.data(),
-                                                        ad.size(), nonce.data(), k.data());
-    if (failed != 0) {
-        return std::nullopt;
-    }
-    return static_cast<std::size_t>(opened);
+}
+
+packet_key::~packet_key() {
+    sodium_memzero(key_.data(), key_.size());
+    sodium_memzero(aes_state_.data(), aes_state_.size());
+}
+
+std::size_t seal_packet(packet_type type, std::uint64_t sequence, std::span<const std::uint8_t> data,
+                        const packet_key& k, std::uint64_t protocol_id,
+                        std::span<std::uint8_t> out) noexcept {
+    return seal_with(
+        type, sequence, data, protocol_id, out, k.usable_,
+        [&](std::uint8_t* sealed, unsigned long long* written, const std::uint8_t* ad, std::size_t ad_size,
+            const std::uint8_t* nonce) {
+            if (k.cipher_ == packet_cipher::aes256_gcm) {
+                crypto_aead_aes256gcm_encrypt_afternm(sealed, written, data.data(), data.size(), ad, ad_size,
+                                                      nullptr, nonce, aes_state(k.aes_state_));
+            } else {
+                crypto_aead_chacha20poly1305_ietf_encrypt(sealed, written, data.data(), data.size(), ad,
+                                                          ad_size, nullptr, nonce, k.key_.data());
+            }
+        });
+}
+
+std::optional<std::size_t> open_packet(const datagram_header& header, std::span<const std::uint8_t> datagram,
+                                       const packet_key& k, std::uint64_t protocol_id,
+                                       std::span<std::uint8_t> out) noexcept {
+    return open_with(
+        header, datagram, protocol_id, out, k.usable_,
+        [&](std::uint8_t* opened_data, unsigned long long* opened, const std::uint8_t* sealed,
+            std::size_t sealed_size, const std::uint8_t* ad, std::size_t ad_size, const std::uint8_t* nonce) {
+            return k.cipher_ == packet_cipher::aes256_gcm
+                       ? crypto_aead_aes256gcm_decrypt_afternm(opened_data, opened, nullptr, sealed,
+                                                               sealed_size, ad, ad_size, nonce,
+                                                               aes_state(k.aes_state_))
+                       : crypto_aead_chacha20poly1305_ietf_decrypt(opened_data, opened, nullptr, sealed,
+                                                                   sealed_size, ad, ad_size, nonce,
+                                                                   k.key_.data());
+        });
 }
 
 std::size_t seal_clear_packet(packet_type type, std::uint64_t sequence, std::span<const std::uint8_t> data,

@@ -5,25 +5,36 @@ namespace ecsnet::transport {
 server_connection::server_connection(connection_id id, const challenge_contents& handshake,
                                      const net_address& remote, clock::duration timeout,
                                      const link_config& link_config, clock::time_point now)
+    : server_connection{
+          id,
+          handshake,
+          derive_session_keys(handshake.client_to_server_key, handshake.server_to_client_key, handshake.salt),
+          remote,
+          timeout,
+          link_config,
+          now} {}
+
+server_connection::server_connection(connection_id id, const challenge_contents& handshake,
+                                     const session_keys& keys, const net_address& remote,
+                                     clock::duration timeout, const link_config& link_config,
+                                     clock::time_point now)
     : id_{id}
+    , timeout_{timeout}
+    , last_received_{now}
+    , last_sent_{now}
+    , send_key_{keys.server_to_client, handshake.cipher}
+    , receive_key_{keys.client_to_server, handshake.cipher}
+    , link_{link_config}
     , client_id_{handshake.client_id}
     , remote_{remote}
     , user_data_{handshake.user_data}
     , mac_{handshake.mac}
-    , keys_{derive_session_keys(handshake.client_to_server_key, handshake.server_to_client_key,
-                                handshake.salt)}
-    , cipher_{handshake.cipher}
-    , link_{link_config}
-    , timeout_{timeout}
-    , connected_at_{now}
-    , last_received_{now}
-    , last_sent_{now} {}
+    , connected_at_{now} {}
 
 std::size_t server_connection::seal(packet_type type, std::span<const std::uint8_t> data,
                                     std::uint64_t protocol_id, std::span<std::uint8_t> out,
                                     clock::time_point now) {
-    const auto size =
-        seal_packet(type, next_sequence_, data, keys_.server_to_client, protocol_id, out, cipher_);
+    const auto size = seal_packet(type, next_sequence_, data, send_key_, protocol_id, out);
     if (size != 0) {
         ++next_sequence_;
         ++datagrams_sent_;
@@ -42,7 +53,7 @@ server_connection::open(const datagram_header& header, std::span<const std::uint
     if (!replay_.check(header.sequence)) {
         return drop_reason::replayed;
     }
-    const auto size = open_packet(header, datagram, keys_.client_to_server, protocol_id, out, cipher_);
+    const auto size = open_packet(header, datagram, receive_key_, protocol_id, out);
     if (!size) {
         return drop_reason::decrypt_failed;
     }
@@ -58,7 +69,7 @@ connection_stats server_connection::stats(clock::time_point now) const {
     connection_stats out;
     out.remote = remote_;
     out.link = link_.stats();
-    out.cipher = cipher_;
+    out.cipher = send_key_.cipher();
     out.datagrams_sent = datagrams_sent_;
     out.datagrams_received = datagrams_received_;
     out.bytes_sent = bytes_sent_;

@@ -203,6 +203,9 @@ private:
     proto::snapshot_history history_;
     std::unique_ptr<replicator> replicator_;
     std::vector<client_replication*> to_prepare_; // the tick's snapshots the replicator may write ahead
+    // Each predicting client's InputStatus, written into one reused message: a fresh Envelope allocated
+    // and freed its InputStatus for every client and tick.
+    v1::Envelope input_status_;
     std::unique_ptr<lag_compensation> lag_compensation_;
     tick_pacer pacer_;
     tick_load tick_load_;

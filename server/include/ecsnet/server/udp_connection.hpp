@@ -21,6 +21,7 @@
 #include <ecsnet/transport/server_handler.hpp>
 
 #include "client_link.hpp"
+#include "envelope_decoder.hpp"
 
 namespace ecsnet::server {
 
@@ -60,7 +61,7 @@ private:
     transport::connection_id id_;
     std::chrono::milliseconds handshake_timeout_;
     asio::steady_timer handshake_timer_;
-    v1::Envelope message_; // reused for every decoded message
+    envelope_decoder decoder_;
     std::string scratch_;
     bool closing_{false};
     bool left_{false};

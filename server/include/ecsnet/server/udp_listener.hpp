@@ -7,9 +7,9 @@
 
 #include <cstdint>
 #include <functional>
-#include <map>
 #include <memory>
 #include <span>
+#include <unordered_map>
 
 #include <asio/io_context.hpp>
 
@@ -50,7 +50,8 @@ private:
     std::chrono::milliseconds handshake_timeout_;
     drop_sink on_drop_;
     transport::udp_server server_;
-    std::map<transport::connection_id, std::shared_ptr<udp_connection>> connections_;
+    // Found for every message: hashed, not a tree walk.
+    std::unordered_map<transport::connection_id, std::shared_ptr<udp_connection>> connections_;
     bool stopped_{false};
 };
 

@@ -71,22 +71,29 @@ public:
     [[nodiscard]] connection_stats stats(clock::time_point now) const;
 
 private:
+    server_connection(connection_id id, const challenge_contents& handshake, const session_keys& keys,
+                      const net_address& remote, clock::duration timeout, const link_config& link_config,
+                      clock::time_point now);
+
     connection_id id_;
+    // What every packet and every timer visit reads, together at the front (the link is ~21 KB).
+    clock::duration timeout_;
+    clock::time_point last_received_;
+    clock::time_point last_sent_;
+    std::uint64_t next_sequence_{0};
+    bool confirmed_{false};
+    std::uint64_t datagrams_sent_{0}, datagrams_received_{0}, bytes_sent_{0}, bytes_received_{0};
+    replay_window replay_;
+    // The session keys (session_keys.hpp) under the cipher chosen in the handshake, prepared once.
+    packet_key send_key_;    // server to client
+    packet_key receive_key_; // client to server
+    transport::link link_;
+    // Read for lookups, handlers and statistics.
     std::uint64_t client_id_;
     net_address remote_;
     transport::user_data user_data_;
     token_mac mac_;
-    session_keys keys_;
-    packet_cipher cipher_; // chosen in the handshake
-    std::uint64_t next_sequence_{0};
-    replay_window replay_;
-    transport::link link_;
-    clock::duration timeout_;
     clock::time_point connected_at_;
-    clock::time_point last_received_;
-    clock::time_point last_sent_;
-    bool confirmed_{false};
-    std::uint64_t datagrams_sent_{0}, datagrams_received_{0}, bytes_sent_{0}, bytes_received_{0};
     std::uint64_t keep_alives_sent_{0};
 };
 
