@@ -19,6 +19,7 @@
 #include "ecsnet/proto/envelope.hpp"
 #include "ecsnet/server/envelope_decoder.hpp"
 
+#include "count_flags.hpp"
 #include "thread_cpu_clock.hpp"
 
 namespace {
@@ -90,23 +91,18 @@ std::size_t keep(v1::Envelope& message, std::string& kept) {
 } // namespace
 
 int main(int argc, char** argv) {
-    std::size_t clients = 500;
-    int ticks = 60;
-    int rounds = 5;
-    for (int i = 1; i + 1 < argc; i += 2) {
-        const std::string flag = argv[i];
-        const long value = std::strtol(argv[i + 1], nullptr, 10);
-        if (flag == "--clients" && value >= 1) {
-            clients = static_cast<std::size_t>(value);
-        } else if (flag == "--ticks" && value >= 1) {
-            ticks = static_cast<int>(value);
-        } else if (flag == "--rounds" && value >= 1) {
-            rounds = static_cast<int>(value);
-        } else {
-            std::fprintf(stderr, "usage: %s [--clients N] [--ticks T] [--rounds R]\n", argv[0]);
-            return 2;
-        }
+    long clients_flag = 500;
+    long ticks_flag = 60;
+    long rounds_flag = 5;
+    if (!ecsnet::bench::read_count_flags(
+            argc, argv,
+            {{"--clients", 1, &clients_flag}, {"--ticks", 1, &ticks_flag}, {"--rounds", 1, &rounds_flag}})) {
+        std::fprintf(stderr, "usage: %s [--clients N] [--ticks T] [--rounds R]\n", argv[0]);
+        return 2;
     }
+    const auto clients = static_cast<std::size_t>(clients_flag);
+    const auto ticks = static_cast<int>(ticks_flag);
+    const auto rounds = static_cast<int>(rounds_flag);
     const auto sent = messages(ticks);
     std::vector<v1::Envelope> envelopes(clients);
     std::vector<server::envelope_decoder> decoders(clients);

@@ -32,6 +32,7 @@
 #include "ecsnet/server/interest_replicator.hpp"
 #include "ecsnet/server/server_metrics.hpp"
 
+#include "count_flags.hpp"
 #include "thread_cpu_clock.hpp"
 
 namespace {
@@ -128,26 +129,22 @@ struct server_model {
 } // namespace
 
 int main(int argc, char** argv) {
-    std::size_t clients = 500;
-    int ticks = 60;
-    std::uint32_t period = 4;
-    std::size_t workers = 1;
-    for (int i = 1; i + 1 < argc; i += 2) {
-        const std::string flag = argv[i];
-        const long value = std::strtol(argv[i + 1], nullptr, 10);
-        if (flag == "--clients") {
-            clients = static_cast<std::size_t>(value);
-        } else if (flag == "--ticks") {
-            ticks = static_cast<int>(value);
-        } else if (flag == "--period") {
-            period = static_cast<std::uint32_t>(value);
-        } else if (flag == "--workers" && value >= 1) {
-            workers = static_cast<std::size_t>(value);
-        } else {
-            std::fprintf(stderr, "usage: %s [--clients N] [--ticks T] [--period P] [--workers W]\n", argv[0]);
-            return 2;
-        }
+    long clients_flag = 500;
+    long ticks_flag = 60;
+    long period_flag = 4;
+    long workers_flag = 1;
+    if (!ecsnet::bench::read_count_flags(argc, argv,
+                                         {{"--clients", 1, &clients_flag},
+                                          {"--ticks", 1, &ticks_flag},
+                                          {"--period", 0, &period_flag},
+                                          {"--workers", 1, &workers_flag}})) {
+        std::fprintf(stderr, "usage: %s [--clients N] [--ticks T] [--period P] [--workers W]\n", argv[0]);
+        return 2;
     }
+    const auto clients = static_cast<std::size_t>(clients_flag);
+    const auto ticks = static_cast<int>(ticks_flag);
+    const auto period = static_cast<std::uint32_t>(period_flag);
+    const auto workers = static_cast<std::size_t>(workers_flag);
     using wall_clock = std::chrono::steady_clock;
     const auto wall_since = [](wall_clock::time_point t) {
         return std::chrono::duration<double>(wall_clock::now() - t).count();

@@ -25,6 +25,7 @@
 #include "ecsnet/transport/connect_token.hpp"
 #include "ecsnet/transport/server_core.hpp"
 
+#include "count_flags.hpp"
 #include "thread_cpu_clock.hpp"
 
 namespace {
@@ -235,23 +236,18 @@ void run_tick(model& m, std::span<const std::byte> input, std::span<const std::b
 } // namespace
 
 int main(int argc, char** argv) {
-    std::size_t clients = 500;
-    int ticks = 60;
-    int warmup = 30;
-    for (int i = 1; i + 1 < argc; i += 2) {
-        const std::string flag = argv[i];
-        const long value = std::strtol(argv[i + 1], nullptr, 10);
-        if (flag == "--clients" && value >= 1) {
-            clients = static_cast<std::size_t>(value);
-        } else if (flag == "--ticks" && value >= 1) {
-            ticks = static_cast<int>(value);
-        } else if (flag == "--warmup" && value >= 0) {
-            warmup = static_cast<int>(value);
-        } else {
-            std::fprintf(stderr, "usage: %s [--clients N] [--ticks T] [--warmup W]\n", argv[0]);
-            return 2;
-        }
+    long clients_flag = 500;
+    long ticks_flag = 60;
+    long warmup_flag = 30;
+    if (!ecsnet::bench::read_count_flags(
+            argc, argv,
+            {{"--clients", 1, &clients_flag}, {"--ticks", 1, &ticks_flag}, {"--warmup", 0, &warmup_flag}})) {
+        std::fprintf(stderr, "usage: %s [--clients N] [--ticks T] [--warmup W]\n", argv[0]);
+        return 2;
     }
+    const auto clients = static_cast<std::size_t>(clients_flag);
+    const auto ticks = static_cast<int>(ticks_flag);
+    const auto warmup = static_cast<int>(warmup_flag);
     model m{clients};
     std::vector<std::byte> input(24, std::byte{0x11});
     std::vector<std::byte> snapshot(70, std::byte{0x5A});
