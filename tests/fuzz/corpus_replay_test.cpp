@@ -1,14 +1,16 @@
 // A fuzz target's corpus replayed as a test, in the ordinary and sanitizer builds (GCC: no libFuzzer). Each
-// seed of corpus/<target>/ goes through the target's LLVMFuzzerTestOneInput, then a fixed number of
-// mutants of the seeds made by a seeded generator (bit flips, overwritten bytes, truncations, insertions,
-// splices) and plain random inputs: the same inputs in every run, so a failure reproduces. A target's own
-// checks abort on a broken invariant, and ASan/UBSan stop on a memory error or undefined behaviour: either
-// fails the test. scripts/fuzz runs the same targets under libFuzzer for as long as one wants.
+// seed of the corpus folder (ECSNET_FUZZ_CORPUS, which ctest sets to corpus/<target>/) goes through the
+// target's LLVMFuzzerTestOneInput, then a fixed number of mutants of the seeds made by a seeded generator
+// (bit flips, overwritten bytes, truncations, insertions, splices) and plain random inputs: the same inputs
+// in every run, so a failure reproduces. A target's own checks abort on a broken invariant, and ASan/UBSan
+// stop on a memory error or undefined behaviour: either fails the test. scripts/fuzz runs the same targets
+// under libFuzzer for as long as one wants.
 
 #include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -103,7 +105,9 @@ bytes mutate(const std::vector<bytes>& seeds, const bytes& seed, std::mt19937_64
 }
 
 TEST(CorpusReplay, SeedsMutantsAndRandomInputsRunClean) {
-    const std::filesystem::path dir = ECSNET_FUZZ_CORPUS;
+    const char* corpus = std::getenv("ECSNET_FUZZ_CORPUS");
+    ASSERT_NE(corpus, nullptr) << "ECSNET_FUZZ_CORPUS names no corpus folder";
+    const std::filesystem::path dir = corpus;
     ASSERT_TRUE(std::filesystem::is_directory(dir)) << dir;
     const auto seeds = read_seeds(dir);
     ASSERT_FALSE(seeds.empty()) << "no seeds in " << dir;
