@@ -7,6 +7,7 @@
 
 #include <fmt/chrono.h>
 #include <fmt/format.h>
+#include <google/protobuf/stubs/logging.h>
 #include <spdlog/sinks/stdout_sinks.h>
 
 namespace ecsnet::server {
@@ -39,6 +40,18 @@ std::size_t utf8_sequence_length(std::string_view text, std::size_t at) noexcept
         return overlong || too_large ? 0 : 4;
     }
     return 0;
+}
+
+// protobuf writes a line to stderr for every string with invalid UTF-8 it refuses to parse, unthrottled: any
+// peer could write the server's log with malformed messages. The refusal itself is counted and logged through
+// the log limiter where the message is handled; protobuf's own line is kept for --log-level debug.
+void protobuf_log_to_debug(google::protobuf::LogLevel level, const char* file, int line,
+                           const std::string& message) {
+    if (level == google::protobuf::LOGLEVEL_FATAL) {
+        spdlog::critical("protobuf {}:{}: {}", file, line, message);
+    } else {
+        spdlog::debug("protobuf {}:{}: {}", file, line, message);
+    }
 }
 
 } // namespace
@@ -137,6 +150,7 @@ void configure_logging(std::string_view name, std::string_view level, log_format
     logger->set_level(parsed);
     logger->flush_on(spdlog::level::warn);
     spdlog::set_default_logger(std::move(logger));
+    google::protobuf::SetLogHandler(&protobuf_log_to_debug);
 }
 
 } // namespace ecsnet::server

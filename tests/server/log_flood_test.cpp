@@ -11,6 +11,8 @@
 #include <spdlog/sinks/ostream_sink.h>
 
 #include "ecsnet/server/log_limiter.hpp"
+#include "ecsnet/server/logging.hpp"
+#include "ecsnet/v1/envelope.pb.h"
 #include "server_support.hpp"
 
 namespace {
@@ -82,6 +84,25 @@ TEST(LogLimiter, KindsBeyondTheLimitShareOneRecord) {
     limiter.flush_all(now + std::chrono::seconds{1});
     ASSERT_EQ(summaries.size(), 1U);
     EXPECT_EQ(summaries[0], "935 more other log lines in the last 1 s"); // 64 kinds, 1 line each, 1 shared
+}
+
+// A string with invalid UTF-8 in a peer's message: protobuf refuses it and, once the server's logging is
+// configured, writes its line at the debug level only, not one line per message to stderr.
+TEST(LogFlood, MalformedStringsWriteNothingToStderr) {
+    ecsnet::v1::Envelope envelope;
+    envelope.mutable_client_hello()->set_client_name("AB");
+    auto bytes = envelope.SerializeAsString();
+    const auto at = bytes.find("AB");
+    ASSERT_NE(at, std::string::npos);
+    bytes.replace(at, 2, "\xff\xfe"); // not UTF-8
+
+    ecsnet::server::configure_logging("log-flood-test", "warn", ecsnet::server::log_format::text);
+    ::testing::internal::CaptureStderr();
+    for (int i = 0; i < 100; ++i) {
+        ecsnet::v1::Envelope parsed;
+        EXPECT_FALSE(parsed.ParseFromString(bytes));
+    }
+    EXPECT_EQ(::testing::internal::GetCapturedStderr(), "");
 }
 
 TEST(LogFlood, JunkConnectionsLeaveABoundedLogAndExactCounters) {
