@@ -4,8 +4,6 @@
 #include <utility>
 #include <vector>
 
-#include <asio/post.hpp>
-
 #include <ecsnet/transport/dev_key.hpp>
 #include <ecsnet/transport/endpoint.hpp>
 
@@ -98,7 +96,8 @@ udp_connection::udp_connection(strand_type strand, const client_options& options
     , simulated_{options.simulator.enabled()}
     , events_{std::move(events)}
     , resolver_{strand_}
-    , close_timer_{strand_} {
+    , close_timer_{strand_}
+    , lifetime_{strand_} {
     if (simulated_) {
         client_options_.simulator = options.simulator;
     }
@@ -115,7 +114,11 @@ void udp_connection::simulate(const transport::sim_config& config) {
 }
 
 void udp_connection::open(const connect_target& target) {
-    keep_alive_ = shared_from_this();
+    // The connection holds itself through a wait that only teardown() ends: its handler then destroys the
+    // udp_client, on the strand and outside the client's own handlers. An io_context destroyed first
+    // destroys the waiting handler, and with it the connection, its socket included.
+    lifetime_.expires_at(asio::steady_timer::time_point::max());
+    lifetime_.async_wait([self = shared_from_this()](const asio::error_code&) { self->client_.reset(); });
     if (target.token) {
         start(*target.token);
         return;
@@ -311,11 +314,7 @@ void udp_connection::teardown() {
     if (client_) {
         client_->close(); // the socket and the timers: nothing more leaves
     }
-    // Not destroyed here: this may run inside one of the udp_client's own handlers.
-    asio::post(strand_, [self = shared_from_this()] {
-        self->client_.reset();
-        self->keep_alive_.reset();
-    });
+    lifetime_.cancel(); // not destroyed here: this may run inside one of the udp_client's own handlers
     if (quiet_) {
         std::exchange(quiet_, nullptr)();
     }

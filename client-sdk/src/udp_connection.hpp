@@ -12,7 +12,9 @@
 // token refused at once or a server that never answers connect_failed.
 //
 // Lifetime: the udp_client's handlers hold raw pointers to it, so it is destroyed on the strand only, in
-// a handler of its own (teardown): the connection holds itself alive from open() until then.
+// a handler of its own: from open() the connection is held by a wait on `lifetime_`, which teardown()
+// cancels and whose handler destroys the udp_client. An io_context destroyed before that handler ran
+// destroys it unrun, and the connection with it (Asio's own pattern for connections).
 
 #include <memory>
 #include <string>
@@ -51,7 +53,7 @@ public:
 private:
     void start(const transport::connect_token& token);
     void report_traffic();
-    /// Destroys the udp_client in a handler of its own, then lets go of this connection.
+    /// Closes the udp_client; a handler of its own destroys it, then lets go of this connection.
     void teardown();
 
     template<typename Fn>
@@ -70,11 +72,11 @@ private:
     std::weak_ptr<connection_events> events_;
     asio::ip::udp::resolver resolver_;
     asio::steady_timer close_timer_;
+    asio::steady_timer lifetime_; // its pending wait holds this connection, from open() to teardown()
     transport::udp_client_options client_options_;
     std::unique_ptr<transport::udp_client> client_;
-    std::shared_ptr<udp_connection> keep_alive_; // from open() to teardown()
-    std::string servers_;                        // the addresses tried, for messages
-    std::string scratch_;                        // each outgoing Envelope, serialized
+    std::string servers_; // the addresses tried, for messages
+    std::string scratch_; // each outgoing Envelope, serialized
     std::function<void()> quiet_;
     std::uint64_t reported_in_{0};
     std::uint64_t reported_out_{0};

@@ -6,7 +6,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <filesystem>
 #include <functional>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -163,6 +165,15 @@ inline bool wait_until(const std::function<bool()>& done, std::chrono::milliseco
         std::this_thread::sleep_for(1ms);
     }
     return done();
+}
+
+/// How many file descriptors this process has open (sockets included).
+inline std::size_t open_descriptors() {
+    std::error_code ec;
+    const std::filesystem::directory_iterator fds{"/proc/self/fd", ec};
+    return ec ? 0
+              : static_cast<std::size_t>(
+                    std::distance(std::filesystem::begin(fds), std::filesystem::end(fds)));
 }
 
 /// What a client applied: tick and the mirror's state checksum after it, and whether verify() held.

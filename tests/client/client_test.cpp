@@ -204,6 +204,34 @@ TEST_P(ClientE2E, ManyClientsShareAnApplicationIoContext) {
     }
 }
 
+// An application may stop and destroy its io_context right after destroying a client, before the handlers
+// that wind the client down have run (or after some of them): the io_context then destroys those handlers,
+// and with them the last hold on the connection, its socket and its memory (LSan checks the memory in the
+// sanitizer build; the descriptors are counted here).
+TEST_P(ClientE2E, AnIoContextDestroyedBeforeTheCloseRanLeavesNothingOpen) {
+    test_server server{50};
+    const auto baseline = open_descriptors();
+    for (int handlers_run = 0; handlers_run < 6; ++handlers_run) {
+        asio::io_context io;
+        {
+            ecsnet::client::client c{io, arena::replicated_schema(),
+                                     named("early" + std::to_string(handlers_run))};
+            ASSERT_TRUE(c.connect("127.0.0.1", server.port()));
+            const auto deadline = std::chrono::steady_clock::now() + 5000ms;
+            while (c.state() != client_state::connected && std::chrono::steady_clock::now() < deadline) {
+                io.run_one_for(10ms);
+            }
+            ASSERT_EQ(c.state(), client_state::connected) << c.disconnect_message();
+        } // the client posts its close to the io_context...
+        for (int i = 0; i < handlers_run; ++i) {
+            io.poll_one(); // ...which runs some of the handlers, or none...
+        }
+    } // ...and is destroyed with the rest
+    // The server closes its side of a TCP connection once it sees the end of it.
+    EXPECT_TRUE(wait_until([&] { return open_descriptors() == baseline; }))
+        << open_descriptors() << " descriptors open, " << baseline << " before the clients";
+}
+
 TEST_P(ClientE2E, StatsAreSane) {
     test_server server;
     ecsnet::client::client net{arena::replicated_schema(), named("stats")};
