@@ -2,7 +2,8 @@
 // the demo arena of 10,000 NPCs, N clients joined through interest_replicator (radius 160 m, about 200
 // entities each, budget 128 kbps, relevancy every 4 ticks), and per tick what game_server::tick does for
 // them: the world's systems, the capture, the replicator's tick (grid, relevant sets), then each client's
-// snapshot and its ack, 1 to 3 ticks late. Two workloads, each a function of its own, after a warm-up:
+// snapshot and its ack, L to L + 2 ticks late (--lag L, default 1; a client 200 ms away acks 6 or more
+// ticks late at 30 Hz). Two workloads, each a function of its own, after a warm-up:
 //   fixed_ticks(T)       T ticks with no client: the world, the capture, the grid (the baseline)
 //   replicated_ticks(T)  the same T ticks with N clients
 // (replicated - fixed) / (N T) is the per-client cost. Run plainly it prints thread CPU time; under
@@ -10,7 +11,7 @@
 //   callgrind_annotate --inclusive=yes /tmp/rep.cg | grep -E "fixed_ticks|replicated_ticks"
 // it gives instruction counts, repeatable on a loaded machine (bench/RESULTS.md, "Capacity with interest
 // management"). Flags: --clients N (default 500), --ticks T (default 60), --period P (relevancy period),
-// --workers W (default 1: the replicator's workers and encoders; above 1 the tick's snapshots are written
+// --lag L, --workers W (default 1: the replicator's workers and encoders; above 1 the tick's snapshots are written
 // ahead on them, interest_replicator::prepare, as game_server::tick does for UDP links). It also prints
 // the wall time per tick, the process's CPU (every thread), the encoders' cache hit rate and the minor page
 // faults per tick.
@@ -59,8 +60,9 @@ struct bench_client {
 
 struct server_model {
     // The world's systems on one thread whatever `workers`: what changes is the replication alone.
-    server_model(std::uint32_t period, std::size_t workers)
-        : world{arena_options{10'000, 42, 30, 1}}
+    server_model(std::uint32_t period, std::size_t workers, std::size_t lag)
+        : lag{lag}
+        , world{arena_options{10'000, 42, 30, 1}}
         , history{world.replicated_schema(), world.registry(), proto::history_options{32, 30}}
         , replicator{world, history, *world.spatial(),
                      interest_options{160.0F, 128, 30, period, 128, 52, workers}, metrics} {}
@@ -72,7 +74,7 @@ struct server_model {
             std::optional<refusal> refused;
             bench_client c;
             c.replication = replicator.join(id, avatar, v1::ClientHello{}, refused);
-            c.lag = 1 + clients.size() % 3;
+            c.lag = lag + clients.size() % 3;
             replications.push_back(c.replication.get());
             clients.push_back(std::move(c));
         }
@@ -100,6 +102,7 @@ struct server_model {
         }
     }
 
+    std::size_t lag;
     arena_world world;
     proto::snapshot_history history;
     server_metrics metrics;
@@ -133,23 +136,27 @@ int main(int argc, char** argv) {
     long ticks_flag = 60;
     long period_flag = 4;
     long workers_flag = 1;
+    long lag_flag = 1;
     if (!ecsnet::bench::read_count_flags(argc, argv,
                                          {{"--clients", 1, &clients_flag},
                                           {"--ticks", 1, &ticks_flag},
                                           {"--period", 0, &period_flag},
-                                          {"--workers", 1, &workers_flag}})) {
-        std::fprintf(stderr, "usage: %s [--clients N] [--ticks T] [--period P] [--workers W]\n", argv[0]);
+                                          {"--workers", 1, &workers_flag},
+                                          {"--lag", 1, &lag_flag}})) {
+        std::fprintf(stderr, "usage: %s [--clients N] [--ticks T] [--period P] [--workers W] [--lag L]\n",
+                     argv[0]);
         return 2;
     }
     const auto clients = static_cast<std::size_t>(clients_flag);
     const auto ticks = static_cast<int>(ticks_flag);
     const auto period = static_cast<std::uint32_t>(period_flag);
     const auto workers = static_cast<std::size_t>(workers_flag);
+    const auto lag = static_cast<std::size_t>(lag_flag);
     using wall_clock = std::chrono::steady_clock;
     const auto wall_since = [](wall_clock::time_point t) {
         return std::chrono::duration<double>(wall_clock::now() - t).count();
     };
-    server_model without{period, workers};
+    server_model without{period, workers, lag};
     fixed_ticks(without, 10); // warm-up
     const double a = thread_cpu_seconds();
     const double a_cpu = process_cpu_seconds();
@@ -161,7 +168,7 @@ int main(int argc, char** argv) {
     const long fixed_faults = minor_faults() - a_faults;
     const double fixed = thread_cpu_seconds() - a;
 
-    server_model with{period, workers};
+    server_model with{period, workers, lag};
     with.join(clients);
     replicated_ticks(with, 30); // warm-up: every client's set full, acks flowing
     with.bytes = 0;
@@ -182,9 +189,10 @@ int main(int argc, char** argv) {
         (replicated_cpu - fixed_cpu) * 1e6 / static_cast<double>(clients) / ticks;
     const auto lookups = static_cast<double>(stats_after.lookups - stats_before.lookups);
     const auto hits = static_cast<double>(stats_after.hits - stats_before.hits);
-    std::printf("clients %zu, ticks %d, relevancy period %u, workers %zu: fixed %.3f ms/tick, with clients "
+    std::printf("clients %zu, ticks %d, relevancy period %u, workers %zu, ack lag %zu: fixed %.3f ms/tick, "
+                "with clients "
                 "%.3f ms/tick (tick thread CPU), per client per tick %.2f us, %.0f bytes per snapshot\n",
-                clients, ticks, period, workers, fixed * 1e3 / ticks, replicated * 1e3 / ticks,
+                clients, ticks, period, workers, lag, fixed * 1e3 / ticks, replicated * 1e3 / ticks,
                 per_client_tick_us, static_cast<double>(with.bytes) / static_cast<double>(clients) / ticks);
     std::printf(
         "  wall: fixed %.3f ms/tick, with clients %.3f ms/tick; process CPU per client per tick %.2f us; "

@@ -8,7 +8,7 @@ namespace ecsnet::proto {
 row_history::row_history(const schema_layout& layout, std::size_t depth)
     : layout_{layout}
     , weights_{layout}
-    , stride_{3 + layout_.width()}
+    , stride_{header_words + layout_.width()}
     , slabs_(std::max<std::size_t>(depth, 2))
     , max_values_(layout_.width(), 0) {}
 
@@ -31,7 +31,12 @@ void row_history::replace(std::uint32_t index, const std::uint32_t* row, slab& i
     into.data.push_back(since);
     into.data.push_back(recent[0].slab_tick); // the chain, for versions older than the record keeps
     into.data.push_back(recent[0].slot);
+    into.data.push_back(index);
     into.data.insert(into.data.end(), current, current + layout_.width());
+    if (index >= into.slot_of.size()) {
+        into.slot_of.resize(records_.size());
+    }
+    into.slot_of[index] = slot;
     std::copy_backward(recent.begin(), recent.end() - 1, recent.end());
     recent[0] = version_ref{since, into.tick, slot};
     since = into.tick;
@@ -85,6 +90,7 @@ void row_history::update(const snapshot_history& history) {
             r = record{};
             recent_[index] = recent_refs{};
             r.generation = generation;
+            r.born = tick;
             since_[index] = tick;
             std::memcpy(rows_.data() + std::size_t{index} * width, row, width * sizeof(std::uint32_t));
             r.term = layout_.checksum_term(weights_, index, generation, row);
@@ -122,11 +128,20 @@ const std::uint32_t* row_history::at(std::uint32_t index, tick_type at) const no
         }
         if (at >= v.since) {
             const auto* version = in_slab(v.slab_tick, v.slot);
-            return version == nullptr ? nullptr : version + 3;
+            return version == nullptr ? nullptr : version + header_words;
         }
         if (v.since == no_tick) {
             return nullptr;
         }
+    }
+    // Older than every version the record keeps: an entity that changes (nearly) every tick, asked for by
+    // a client whose base is many ticks old (a long round trip). The value of `at` is the one replaced at
+    // the first change after it, most often at + 1: that slab's map finds it at once.
+    if (at < records_[index].born) {
+        return nullptr; // before this occupant (a version of an earlier one must not be found below)
+    }
+    if (const auto* version = replaced_at(at + 1, index)) {
+        return version + header_words;
     }
     const auto* version = in_slab(recent.back().slab_tick, recent.back().slot);
     if (version == nullptr) {
@@ -141,7 +156,7 @@ const std::uint32_t* row_history::at(std::uint32_t index, tick_type at) const no
             return nullptr;
         }
         if (at >= version[0]) {
-            return version + 3;
+            return version + header_words;
         }
         if (version[0] == no_tick) {
             return nullptr;
@@ -152,12 +167,26 @@ const std::uint32_t* row_history::at(std::uint32_t index, tick_type at) const no
     return nullptr;
 }
 
+const std::uint32_t* row_history::replaced_at(tick_type tick, std::uint32_t index) const noexcept {
+    const auto& s = slabs_[tick % slabs_.size()];
+    if (s.tick != tick || index >= s.slot_of.size()) {
+        return nullptr;
+    }
+    // The map is never cleared: an entry left from an earlier tick of the slab names a slot past its end
+    // or another entity's version.
+    const auto at = std::size_t{s.slot_of[index]} * stride_;
+    if (at >= s.data.size() || s.data[at + 3] != index) { // word 3: the version's entity index
+        return nullptr;
+    }
+    return s.data.data() + at;
+}
+
 std::size_t row_history::memory_bytes() const noexcept {
     std::size_t bytes = records_.capacity() * sizeof(record) + since_.capacity() * sizeof(tick_type) +
                         recent_.capacity() * sizeof(recent_refs) + rows_.capacity() * 4 +
                         alive_.capacity() * 4;
     for (const auto& s : slabs_) {
-        bytes += s.data.capacity() * 4;
+        bytes += (s.data.capacity() + s.slot_of.capacity()) * 4;
     }
     return bytes;
 }
