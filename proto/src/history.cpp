@@ -282,7 +282,7 @@ void snapshot_history::record_changes(replicated_state& state, std::size_t slot)
     }
     const auto& entered = entered_[slot];
     // The continuing entities, kept with the state: the encoder composes them with the previous tick's
-    // instead of aligning entity lists again (delta.cpp, compose_runs).
+    // instead of aligning entity lists again (delta_runs.hpp, compose_runs).
     auto& entity_runs = state.continuing;
     align_ids(state.flat_entities, previous.flat_entities, entered, entity_runs, scratch_only_,
               scratch_gone_);

@@ -4,7 +4,7 @@
 // (entity indices or positions) is its count, then an exp-Golomb order k, then the first value and the
 // gaps minus one, all coded with that k. The writer picks the k that makes the list shortest (eg_order.hpp)
 // and the reader refuses any other, so that a list has one encoding. Used by the whole-world deltas
-// (delta.cpp) and the interest-managed views (view_coding.hpp).
+// (delta_columns.cpp) and the interest-managed views (view_coding.hpp).
 
 #include <cstddef>
 #include <cstdint>

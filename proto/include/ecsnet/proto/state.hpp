@@ -193,7 +193,7 @@ public:
     /// With written_since: the entities that continue from that tick with the same occupant, as runs
     /// (t: positions in this state's entities, b: in that tick's; p unused). Everything else here was
     /// created since, everything else there destroyed. A delta whose second baseline is that tick composes
-    /// these runs with its own instead of aligning the entity lists again (delta.cpp, compose_runs).
+    /// these runs with its own instead of aligning the entity lists again (delta_runs.hpp, compose_runs).
     std::vector<aligned_run> continuing;
 
     /// The entities as a flat array: the cache when valid, else decoded into `scratch`.
