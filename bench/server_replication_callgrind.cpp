@@ -11,8 +11,8 @@
 //   callgrind_annotate --inclusive=yes /tmp/rep.cg | grep -E "fixed_ticks|replicated_ticks"
 // it gives instruction counts, repeatable on a loaded machine (bench/RESULTS.md, "Capacity with interest
 // management"). Flags: --clients N (default 500), --ticks T (default 60), --period P (relevancy period),
-// --lag L, --workers W (default 1: the replicator's workers and encoders; above 1 the tick's snapshots are written
-// ahead on them, interest_replicator::prepare, as game_server::tick does for UDP links). It also prints
+// --lag L, --workers W (default 1: the replicator's workers and encoders; above 1 the tick's snapshots are
+// written ahead on them, interest_replicator::prepare, as game_server::tick does for UDP links). It prints
 // the wall time per tick, the process's CPU (every thread), the encoders' cache hit rate and the minor page
 // faults per tick.
 
@@ -190,8 +190,8 @@ int main(int argc, char** argv) {
     const auto lookups = static_cast<double>(stats_after.lookups - stats_before.lookups);
     const auto hits = static_cast<double>(stats_after.hits - stats_before.hits);
     std::printf("clients %zu, ticks %d, relevancy period %u, workers %zu, ack lag %zu: fixed %.3f ms/tick, "
-                "with clients "
-                "%.3f ms/tick (tick thread CPU), per client per tick %.2f us, %.0f bytes per snapshot\n",
+                "with clients %.3f ms/tick (tick thread CPU), per client per tick %.2f us, %.0f bytes per "
+                "snapshot\n",
                 clients, ticks, period, workers, lag, fixed * 1e3 / ticks, replicated * 1e3 / ticks,
                 per_client_tick_us, static_cast<double>(with.bytes) / static_cast<double>(clients) / ticks);
     std::printf(

@@ -11,8 +11,7 @@
 // chained newest first. Slabs live `depth` ticks: a value replaced longer ago than that is forgotten (a
 // client holding an entity at such an old tick receives it whole again). Memory: one row per index ever
 // used, plus the rows replaced in the last `depth` ticks (about the moving entities x depth), plus a slot
-// map of 4 bytes per index in each of the `depth` slabs that had a change (2.6 MB for 10,000 indices at depth
-// 64).
+// map of 4 bytes per index in each slab that had a change (2.6 MB for 10,000 indices at depth 64).
 //
 // update() runs once per tick after snapshot_history::capture, from the newest captured state.
 // Not thread-safe; the history and the schema must outlive it.
