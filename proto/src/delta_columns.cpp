@@ -21,18 +21,24 @@ constexpr unsigned k_bits = eg_order_bits;
 static_assert(max_eg_order == (1U << k_bits) - 1, "the order field holds every order");
 constexpr unsigned w_bits = value_width_bits;
 
-void write_eg_column(bit_writer& out, const std::vector<std::uint32_t>& values) {
-    eg_order_finder order;
-    for (const auto v : values) {
-        order.add(v);
-    }
-    const unsigned k = order.best();
+// The order k, then each value exp-Golomb coded with it. Inlined: called out of line from write_delta's
+// CPU clones, the residual columns took 3% more instructions (callgrind, measured_encode).
+[[gnu::always_inline]] inline void write_eg_values(bit_writer& out, const std::vector<std::uint32_t>& values,
+                                                   unsigned k) {
     out.put(k, k_bits);
     auto at = out.cursor();
     for (const auto v : values) {
         out.put_eg(at, v, k);
     }
     out.seek(at);
+}
+
+void write_eg_column(bit_writer& out, const std::vector<std::uint32_t>& values) {
+    eg_order_finder order;
+    for (const auto v : values) {
+        order.add(v);
+    }
+    write_eg_values(out, values, order.best());
 }
 
 // Frame of reference: the minimum on the field's bits, a width, then each value minus the minimum.
@@ -103,19 +109,13 @@ ECSNET_CPU_CLONES void write_delta(const schema_layout& layout, const delta& d, 
                 continue;
             }
             const auto bits = fields[f].bits;
-            eg_order_finder order;
+            eg_order_finder order; // found while the residuals are made: one pass fewer
             scratch.resize(residuals.size());
             for (std::size_t i = 0; i < residuals.size(); ++i) {
                 scratch[i] = static_cast<std::uint32_t>(zigzag(sign_extend(residuals[i], bits)) - 1);
                 order.add(scratch[i]);
             }
-            const unsigned k = order.best();
-            out.put(k, k_bits);
-            auto at = out.cursor();
-            for (const auto z : scratch) {
-                out.put_eg(at, z, k);
-            }
-            out.seek(at);
+            write_eg_values(out, scratch, order.best());
         }
     }
 }
