@@ -63,6 +63,10 @@ struct interest_replicator::client_state final : client_replication {
     // Written by prepare() for the tick `prepared_at`, handed out by snapshot().
     std::optional<outgoing_snapshot> prepared;
     proto::tick_type prepared_at{};
+    // The last snapshot's frame, written again in place by the next once its link let go of it (a datagram
+    // link copies it at once): a fresh string per client per tick was two allocations, made on a worker
+    // and freed on the io thread, the slowest way through malloc.
+    std::shared_ptr<std::string> frame;
 };
 
 interest_replicator::interest_replicator(game_world& world, const proto::snapshot_history& history,
@@ -595,7 +599,13 @@ outgoing_snapshot interest_replicator::write_snapshot(client_state& c, encoder_s
     metrics_->view_bytes_copied.add(after.bits_copied / 8 - before.bits_copied / 8);
     metrics_->deferred_entities.add(report.deferred + report.waiting);
 
-    auto frame = std::make_shared<std::string>();
+    // use_count() is 1 only once every holder let go: the io thread, before it asked for this tick's
+    // snapshots (a link that still queues it, TCP, gets a new string).
+    if (!c.frame || c.frame.use_count() != 1) {
+        c.frame = std::make_shared<std::string>();
+    }
+    auto& frame = c.frame;
+    frame->clear();
     proto::serialize_into(slot.envelope, slot.encoded);
     frame->reserve(proto::framed_size(slot.encoded.size()));
     proto::append_length_prefix(*frame, slot.encoded.size());
@@ -604,7 +614,7 @@ outgoing_snapshot interest_replicator::write_snapshot(client_state& c, encoder_s
     const auto per_tick_bytes = static_cast<double>(std::max<std::int64_t>(c.budget_per_tick / 8, 1));
     metrics_->snapshot_budget_use.observe(static_cast<double>(frame->size() + options_.wire_overhead) /
                                           per_tick_bytes);
-    return outgoing_snapshot{std::move(frame), offset, report.tick, report.full_state};
+    return outgoing_snapshot{frame, offset, report.tick, report.full_state};
 }
 
 void interest_replicator::sent(client_replication& client, std::size_t wire_bytes) {

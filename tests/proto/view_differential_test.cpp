@@ -338,11 +338,11 @@ TEST(ViewDifferential, MirrorsEqualTheReferenceUnderLossBudgetsAndRelevancyChang
                         const auto value = world.at(e.tick, e.index);
                         ASSERT_TRUE(value.has_value());
                         ASSERT_EQ(value->generation, e.generation);
-                        const bool x = layout.extrapolates(e.tick, e.previous, t);
-                        const auto before = x ? world.at(e.previous, e.index) : std::nullopt;
+                        const bool x = layout.extrapolates(e.tick, e.previous(), t);
+                        const auto before = x ? world.at(e.previous(), e.index) : std::nullopt;
                         ASSERT_TRUE(!x || before.has_value());
                         layout.reference(value->row, x ? before->row : nullptr, t - e.tick,
-                                         x ? e.tick - e.previous : 0, reference.data());
+                                         x ? e.tick - e.previous() : 0, reference.data());
                         ASSERT_EQ(shown, reference)
                             << "client " << ci << " entity " << e.index << " at " << t;
                         const auto now = world.at(t, e.index);

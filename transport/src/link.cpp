@@ -235,7 +235,7 @@ clock::duration link::oldest_unacked_reliable_age(clock::time_point now) const {
 // ---------------------------------------------------------------------------------------------------------
 // Writing
 
-std::size_t link::write_packets(clock::time_point now, const body_sink& sink) {
+std::size_t link::write_packets(clock::time_point now, body_sink sink) {
     reassembly_.expire(now);
     stats_.messages_dropped = reassembly_.dropped();
     const auto rto = resend_timeout();

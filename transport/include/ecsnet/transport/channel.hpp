@@ -8,6 +8,8 @@
 #include <span>
 #include <string_view>
 
+#include "function_ref.hpp"
+
 namespace ecsnet::transport {
 
 enum class channel : std::uint8_t {
@@ -23,7 +25,7 @@ inline constexpr std::size_t channel_count = 3;
 /// link::receive's deliver(channel, message): the view is valid during the call only.
 using deliver_function = std::function<void(channel, std::span<const std::byte>)>;
 /// link::write_packets's sink(body): the view is valid during the call only.
-using body_sink = std::function<void(std::span<const std::byte>)>;
+using body_sink = function_ref<void(std::span<const std::byte>)>;
 
 enum class send_status : std::uint8_t {
     queued,     // copied; it will go out in the next write_packets

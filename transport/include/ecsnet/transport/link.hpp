@@ -68,7 +68,7 @@ public:
     /// Writes the bodies due now (new messages, resends, fragment acks, or an ack-only body when acks are
     /// owed): sink(body) once per body, each at most max_body_bytes. Returns the number of bodies written
     /// (0 when nothing is due).
-    std::size_t write_packets(clock::time_point now, const body_sink& sink);
+    std::size_t write_packets(clock::time_point now, body_sink sink);
 
     /// A received body (already decrypted and authenticated). Delivers complete messages:
     /// deliver(channel, message). A malformed body is refused whole: nothing is delivered, no state
