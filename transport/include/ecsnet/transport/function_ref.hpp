@@ -1,8 +1,9 @@
 #pragma once
 
 // A callable borrowed for the length of a call, as C++26's std::function_ref: two pointers, never an
-// allocation. The link hands every body it writes and every message it receives to one, per packet; a
-// std::function there allocated whenever its lambda captured more than two pointers.
+// allocation. link::write_packets hands every body it writes to one; a std::function there allocated per
+// packet whenever the caller's lambda captured more than two pointers. (ecs/delegate.hpp is the same idea
+// for signals, bound to named functions; the transport does not depend on ecs/.)
 
 #include <functional>
 #include <type_traits>
