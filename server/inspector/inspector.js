@@ -138,10 +138,15 @@ function select(index) {
   drawMap();
 }
 
+// One request at a time; a selection made while one is out is loaded as soon as it returns, so the panel
+// never stays on the entity selected before.
 let entityLoading = false;
+let entityStale = false;
 async function loadEntity() {
-  if (state.selected === null || entityLoading) return;
+  if (state.selected === null) return;
+  if (entityLoading) { entityStale = true; return; }
   entityLoading = true;
+  entityStale = false;
   try {
     const e = await getJson(`/api/entity/${state.selected}`);
     $('entity-title').textContent = `#${e.index} (generation ${e.generation}, tick ${e.tick})` +
@@ -173,6 +178,7 @@ async function loadEntity() {
     $('entity-panel').textContent = `entity ${state.selected}: ${error.message} (gone?)`;
   } finally {
     entityLoading = false;
+    if (entityStale) loadEntity();
   }
 }
 
@@ -180,19 +186,36 @@ async function loadEntity() {
 const text = (v, digits) => v === null || v === undefined ? '–' : (digits !== undefined ? Number(v).toFixed(digits) : String(v));
 const escapeHtml = (s) => String(s).replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]);
 
+// Rows are kept across frames (keyed by client id) and only their cells rewritten: a row rebuilt between a
+// press and its release would swallow the click.
+const CLIENT_COLUMNS = 11;
 function drawClients(clients) {
-  $('clients').tBodies[0].innerHTML = clients.map((c) =>
-    `<tr data-client="${c.id}"><td>${c.id}</td><td>${escapeHtml(c.name)}</td><td>${escapeHtml(c.remote)}</td><td>${c.transport}</td>` +
-    `<td>${text(c.rtt_ms, 1)}</td><td>${c.loss === null ? '–' : (c.loss * 100).toFixed(1) + '%'}</td>` +
-    `<td>${c.bytes_in}</td><td>${c.bytes_out}</td><td>${text(c.ticks_behind)}</td><td>${c.full_state_requests}</td><td>${c.inputs}</td></tr>`).join('');
-  for (const row of $('clients').tBodies[0].rows) {
-    row.addEventListener('click', () => {
-      const client = clients.find((c) => c.id === Number(row.dataset.client));
-      state.selectedClient = client.id;
-      if (client.avatar !== null) select(client.avatar);
-    });
-  }
+  const body = $('clients').tBodies[0];
+  const rows = new Map([...body.rows].map((row) => [Number(row.dataset.client), row]));
+  const cells = (c) => [c.id, c.name, c.remote, c.transport, text(c.rtt_ms, 1),
+    c.loss === null ? '–' : (c.loss * 100).toFixed(1) + '%', c.bytes_in, c.bytes_out, text(c.ticks_behind),
+    c.full_state_requests, c.inputs].map(String);
+  clients.forEach((c, at) => {
+    let row = rows.get(c.id);
+    if (row === undefined) {
+      row = document.createElement('tr');
+      row.dataset.client = c.id;
+      for (let k = 0; k < CLIENT_COLUMNS; k++) row.insertCell();
+    }
+    rows.delete(c.id);
+    cells(c).forEach((value, k) => { if (row.cells[k].textContent !== value) row.cells[k].textContent = value; });
+    if (body.rows[at] !== row) body.insertBefore(row, body.rows[at] || null);
+  });
+  for (const gone of rows.values()) gone.remove();
 }
+
+$('clients').tBodies[0].addEventListener('click', (event) => {
+  const row = event.target.closest('tr');
+  const client = row && state.frame && state.frame.clients.find((c) => c.id === Number(row.dataset.client));
+  if (!client) return;
+  state.selectedClient = client.id;
+  if (client.avatar !== null) select(client.avatar); else drawMap();
+});
 
 async function loadDisconnects() {
   try {

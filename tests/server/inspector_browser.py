@@ -168,7 +168,10 @@ def main():
         if fields < 6:
             fail(f"the entity panel shows {fields} real values, expected the 6 fields of the arena's schema")
 
-        # Values change over time: the tick, the client's traffic, the entity panel's tick.
+        # Values change over time: the tick, the client's traffic, the entity panel's tick. The client's row
+        # stays the same element while its cells change (a row rebuilt between press and release loses the
+        # click, which failed this test on a loaded machine).
+        tools.evaluate("window.clientRow = document.querySelector('#clients tbody tr'), true")
         before = tools.evaluate(
             "[Number(document.body.dataset.tick), document.querySelector('#clients tbody').textContent,"
             " Number(document.getElementById('entity-panel').dataset.tick)]")
@@ -180,6 +183,8 @@ def main():
             fail(f"the tick shown did not advance: {before[0]} then {after[0]}")
         if after[1] == before[1]:
             fail("the clients panel did not change in 1.5 s")
+        if not tools.evaluate("document.querySelector('#clients tbody tr') === window.clientRow"):
+            fail("the clients panel rebuilt the client's row instead of updating its cells")
         if not after[2] > before[2]:
             fail(f"the entity panel was not refreshed: tick {before[2]} then {after[2]}")
         rate = tools.evaluate("Number(document.getElementById('update-rate').textContent)")
