@@ -34,7 +34,7 @@ input_buffer::verdict input_buffer::offer(const client_input& input, std::string
     return slack < 0 ? verdict::late : verdict::kept;
 }
 
-bool input_buffer::take(proto::tick_type tick, const std::function<void(const client_input&)>& apply) {
+bool input_buffer::take(proto::tick_type tick, transport::function_ref<void(const client_input&)> apply) {
     bool any = false;
     // Arrival order is sequence order (the server drops an input whose sequence is not newer).
     for (auto& w : waiting_) {

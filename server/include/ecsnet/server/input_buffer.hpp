@@ -22,12 +22,12 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include <ecsnet/proto/state.hpp>
+#include <ecsnet/transport/function_ref.hpp>
 
 #include "game_world.hpp"
 
@@ -49,8 +49,9 @@ public:
 
     /// Calls `apply` with every input due at `tick` (the late ones first, in sequence order), or, when none
     /// is and an input was ever applied, with the newest one again (repeated = true: "ran dry"). Returns
-    /// whether the client ran dry.
-    bool take(proto::tick_type tick, const std::function<void(const client_input&)>& apply);
+    /// whether the client ran dry. `apply` is borrowed for the call (the tick's lambda captures more than a
+    /// std::function holds without allocating: that was an allocation per client per tick).
+    bool take(proto::tick_type tick, transport::function_ref<void(const client_input&)> apply);
 
     /// The smallest slack over the last second (ticks early; negative: late), if an input arrived in it.
     [[nodiscard]] std::optional<std::int32_t> lead() const noexcept;

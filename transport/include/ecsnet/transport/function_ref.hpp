@@ -1,9 +1,10 @@
 #pragma once
 
 // A callable borrowed for the length of a call, as C++26's std::function_ref: two pointers, never an
-// allocation. link::write_packets hands every body it writes to one; a std::function there allocated per
-// packet whenever the caller's lambda captured more than two pointers. (ecs/delegate.hpp is the same idea
-// for signals, bound to named functions; the transport does not depend on ecs/.)
+// allocation. link::write_packets hands every body it writes to one, and the server's input_buffer::take
+// every input it applies; a std::function there allocated per packet (per client and tick) whenever the
+// caller's lambda captured more than two pointers. (ecs/delegate.hpp is the same idea for signals, bound to
+// named functions; the transport does not depend on ecs/.)
 
 #include <functional>
 #include <type_traits>
