@@ -11,7 +11,11 @@
 #include <string>
 #include <vector>
 
-#include <asio.hpp>
+#include <asio/buffer.hpp>
+#include <asio/error_code.hpp>
+#include <asio/ip/tcp.hpp>
+#include <asio/steady_timer.hpp>
+#include <asio/write.hpp>
 
 #include <ecsnet/arena/components.hpp>
 #include <ecsnet/proto/checksum.hpp>

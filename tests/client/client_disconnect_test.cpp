@@ -11,6 +11,8 @@
 #include <thread>
 #include <vector>
 
+#include <asio/buffer.hpp>
+#include <asio/write.hpp>
 #include <gtest/gtest.h>
 
 #include "client_support.hpp"

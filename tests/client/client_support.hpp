@@ -17,7 +17,10 @@
 #include <thread>
 #include <vector>
 
-#include <asio.hpp>
+#include <asio/error_code.hpp>
+#include <asio/io_context.hpp>
+#include <asio/ip/address.hpp>
+#include <asio/ip/tcp.hpp>
 #include <gtest/gtest.h>
 #include <spdlog/spdlog.h>
 

@@ -24,7 +24,10 @@
 #include <utility>
 #include <vector>
 
-#include <asio.hpp>
+#include <asio/error_code.hpp>
+#include <asio/io_context.hpp>
+#include <asio/post.hpp>
+#include <asio/steady_timer.hpp>
 
 #include <ecsnet/arena/components.hpp>
 #include <ecsnet/proto/encoder.hpp>

@@ -11,7 +11,13 @@
 #include <thread>
 #include <vector>
 
-#include <asio.hpp>
+#include <asio/buffer.hpp>
+#include <asio/error.hpp>
+#include <asio/io_context.hpp>
+#include <asio/ip/address.hpp>
+#include <asio/ip/tcp.hpp>
+#include <asio/socket_base.hpp>
+#include <asio/write.hpp>
 
 #include <ecsnet/arena/components.hpp>
 #include <ecsnet/arena/input.hpp>

@@ -14,7 +14,9 @@
 #include <thread>
 #include <vector>
 
-#include <asio.hpp>
+#include <asio/executor_work_guard.hpp>
+#include <asio/io_context.hpp>
+#include <asio/post.hpp>
 
 #include <ecsnet/arena/components.hpp>
 #include <ecsnet/arena/input.hpp>

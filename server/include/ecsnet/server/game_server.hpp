@@ -34,7 +34,11 @@
 #include <unordered_map>
 #include <vector>
 
-#include <asio.hpp>
+#include <asio/io_context.hpp>
+#include <asio/ip/tcp.hpp>
+#include <asio/post.hpp>
+#include <asio/signal_set.hpp>
+#include <asio/steady_timer.hpp>
 
 #include <ecsnet/proto/history.hpp>
 

@@ -27,7 +27,9 @@
 #include <string>
 #include <vector>
 
-#include <asio.hpp>
+#include <asio/error_code.hpp>
+#include <asio/ip/tcp.hpp>
+#include <asio/steady_timer.hpp>
 
 #include <ecsnet/ecs/entity.hpp>
 #include <ecsnet/proto/encoder.hpp>
