@@ -20,7 +20,6 @@ using verdict = input_buffer::verdict;
 
 struct model_input {
     proto::tick_type due{};
-    std::uint32_t client_tick{};
     std::uint32_t sequence{};
     std::string payload;
 };
@@ -42,7 +41,7 @@ public:
         if (same >= input_buffer::max_per_tick) {
             return verdict::flood;
         }
-        waiting_.push_back({due, client_tick, sequence, payload});
+        waiting_.push_back({due, sequence, payload});
         return slack < 0 ? verdict::late : verdict::kept;
     }
 
