@@ -15,7 +15,7 @@
 #include "wire/ip_packet.hpp"
 #include "wire/wire_direction.hpp"
 
-namespace ecsnet::bench::wire {
+namespace ecsnet::bench::wire::wire_direction_test {
 namespace {
 
 using namespace std::chrono_literals;
@@ -234,4 +234,4 @@ TEST(LatenessHistogram, BoundsEachQuantileWithinAFactorOfTwo) {
 }
 
 } // namespace
-} // namespace ecsnet::bench::wire
+} // namespace ecsnet::bench::wire::wire_direction_test

@@ -13,6 +13,8 @@
 
 #include "ecsnet/bots/behaviour.hpp"
 
+namespace bots_behaviour_test {
+
 namespace {
 
 using namespace ecsnet::bots;
@@ -168,3 +170,5 @@ TEST(BotsBehaviour, CircleClosesItsLap) {
 }
 
 } // namespace
+
+} // namespace bots_behaviour_test

@@ -29,6 +29,8 @@
 
 #include "../client/client_support.hpp"
 
+namespace bots_cli_test {
+
 namespace {
 
 using namespace std::chrono_literals;
@@ -308,3 +310,5 @@ TEST(BotsCli, Skipped) {
 #endif
 
 } // namespace
+
+} // namespace bots_cli_test

@@ -18,6 +18,8 @@
 
 #include "ecsnet/bots/command_line.hpp"
 
+namespace bots_command_line_test {
+
 namespace {
 
 using namespace ecsnet::bots;
@@ -152,3 +154,5 @@ TEST(BotsCommandLine, HelpListsEveryFlag) {
 }
 
 } // namespace
+
+} // namespace bots_command_line_test

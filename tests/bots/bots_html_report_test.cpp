@@ -15,6 +15,8 @@
 #include "ecsnet/bots/progress_series.hpp"
 #include "ecsnet/bots/swarm_report.hpp"
 
+namespace bots_html_report_test {
+
 namespace {
 
 using namespace ecsnet::bots;
@@ -210,3 +212,5 @@ TEST(BotsHtmlReport, TheProgressSeriesStaysBoundedAndKeepsTheWholeRun) {
 }
 
 } // namespace
+
+} // namespace bots_html_report_test

@@ -19,6 +19,8 @@
 #include "ecsnet/bots/statistics.hpp"
 #include "ecsnet/bots/swarm_report.hpp"
 
+namespace bots_statistics_test {
+
 namespace {
 
 using namespace ecsnet::bots;
@@ -425,3 +427,5 @@ TEST(JsonWriter, NestingEscapingAndNumbers) {
 }
 
 } // namespace
+
+} // namespace bots_statistics_test

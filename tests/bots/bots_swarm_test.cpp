@@ -26,6 +26,8 @@
 #include "bots_fakes.hpp"
 #include "ecsnet/bots/swarm.hpp"
 
+namespace bots_swarm_test {
+
 namespace {
 
 using namespace std::chrono_literals;
@@ -412,3 +414,5 @@ TEST(BotsSwarm, EachBotConnectsWithItsToken) {
 }
 
 } // namespace
+
+} // namespace bots_swarm_test

@@ -13,6 +13,8 @@
 #include "client_support.hpp"
 #include "ecsnet/server/checkpoint.hpp"
 
+namespace checkpoint_restore_test {
+
 namespace {
 
 using namespace ecsnet;
@@ -191,3 +193,5 @@ INSTANTIATE_TEST_SUITE_P(Transports, CheckpointRestore,
                          ::testing::Values(transport_kind::tcp, transport_kind::udp), transport_name);
 
 } // namespace
+
+} // namespace checkpoint_restore_test

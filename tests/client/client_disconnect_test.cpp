@@ -20,6 +20,8 @@
 #include "ecsnet/proto/framing.hpp"
 #include "ecsnet/proto/handshake.hpp"
 
+namespace client_disconnect_test {
+
 namespace {
 
 using namespace ecsnet;
@@ -325,3 +327,5 @@ TEST(ClientDisconnect, ClosingBeforeTheConnectionOpensIsQuiet) {
 }
 
 } // namespace
+
+} // namespace client_disconnect_test

@@ -21,6 +21,8 @@
 #include "ecsnet/client/server_clock.hpp"
 #include "ecsnet/v1/envelope.pb.h"
 
+namespace client_parts_test {
+
 namespace {
 
 using namespace std::chrono_literals;
@@ -184,3 +186,5 @@ TEST(ClientParts, TheLargestUdpInputFitsARedundantMessage) {
 }
 
 } // namespace
+
+} // namespace client_parts_test

@@ -16,6 +16,8 @@
 #include "client_support.hpp"
 #include "ecsnet/arena/input.hpp"
 
+namespace client_test {
+
 namespace {
 
 using namespace ecsnet;
@@ -400,3 +402,5 @@ INSTANTIATE_TEST_SUITE_P(Transports, ClientE2E, ::testing::Values(transport_kind
                          transport_name);
 
 } // namespace
+
+} // namespace client_test

@@ -21,6 +21,8 @@
 
 #include "client_support.hpp"
 
+namespace client_token_test {
+
 namespace {
 
 using namespace ecsnet;
@@ -105,3 +107,5 @@ INSTANTIATE_TEST_SUITE_P(Transports, ClientTokens,
                          ::testing::Values(transport_kind::tcp, transport_kind::udp), transport_name);
 
 } // namespace
+
+} // namespace client_token_test

@@ -26,6 +26,8 @@
 #include "ecsnet/arena/input.hpp"
 #include "udp_fake_server.hpp"
 
+namespace client_udp_test {
+
 namespace {
 
 using namespace ecsnet;
@@ -509,3 +511,5 @@ TEST(ClientUdp, NobodyAnsweringIsConnectFailedWithinTheTimeout) {
 }
 
 } // namespace
+
+} // namespace client_udp_test

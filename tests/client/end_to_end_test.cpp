@@ -19,6 +19,8 @@
 #include "client_support.hpp"
 #include "ecsnet/arena/input.hpp"
 
+namespace end_to_end_test {
+
 namespace {
 
 using namespace ecsnet;
@@ -144,3 +146,5 @@ INSTANTIATE_TEST_SUITE_P(Transports, EndToEnd,
                          transport_name);
 
 } // namespace
+
+} // namespace end_to_end_test

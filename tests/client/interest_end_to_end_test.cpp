@@ -25,6 +25,8 @@
 #include "ecsnet/arena/input.hpp"
 #include "ecsnet/server/interest_replicator.hpp"
 
+namespace interest_end_to_end_test {
+
 namespace {
 
 using namespace ecsnet;
@@ -277,3 +279,5 @@ INSTANTIATE_TEST_SUITE_P(Transports, InterestEndToEnd,
                          transport_name);
 
 } // namespace
+
+} // namespace interest_end_to_end_test

@@ -16,6 +16,8 @@
 #include "ecsnet/proto/history.hpp"
 #include "ecsnet/proto/mirror.hpp"
 
+namespace interpolation_test {
+
 namespace {
 
 using namespace ecsnet;
@@ -261,3 +263,5 @@ TEST(ClientInterpolation, FieldRulesMatchAReference) {
 }
 
 } // namespace
+
+} // namespace interpolation_test

@@ -19,6 +19,8 @@
 #include "ecsnet/server/hit_target.hpp"
 #include "ecsnet/server/lag_compensation.hpp"
 
+namespace lag_compensation_test {
+
 namespace {
 
 using namespace std::chrono_literals;
@@ -505,3 +507,5 @@ TEST(LagCompensationLive, ShotsFromTheFutureTooOldOrFloodedAreClampedOrRefusedAn
 }
 
 } // namespace
+
+} // namespace lag_compensation_test

@@ -22,7 +22,7 @@
 #include "ecsnet/server/input_buffer.hpp"
 #include "ecsnet/server/predicted_by.hpp"
 
-namespace ecsnet::client {
+namespace ecsnet::client::prediction_test {
 namespace {
 
 using arena::Transform;
@@ -555,9 +555,9 @@ TEST(Prediction, LiveOverUdpTheServerMarksTheCompanionAndTheClientPredictsItWith
 }
 
 } // namespace
-} // namespace ecsnet::client
+} // namespace ecsnet::client::prediction_test
 
-namespace ecsnet::client {
+namespace ecsnet::client::prediction_test {
 namespace {
 
 TEST(Prediction, OverTcpTheInputStatusArrivesAndNothingIsMispredicted) {
@@ -584,4 +584,4 @@ TEST(Prediction, OverTcpTheInputStatusArrivesAndNothingIsMispredicted) {
 }
 
 } // namespace
-} // namespace ecsnet::client
+} // namespace ecsnet::client::prediction_test

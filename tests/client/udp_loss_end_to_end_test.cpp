@@ -23,6 +23,8 @@
 #include "client_support.hpp"
 #include "ecsnet/arena/input.hpp"
 
+namespace udp_loss_end_to_end_test {
+
 namespace {
 
 using namespace ecsnet;
@@ -251,3 +253,5 @@ TEST(UdpLoss, ThirtyPercentLossForTenSecondsDropsNoOneAndAllConvergeWithinASecon
 }
 
 } // namespace
+
+} // namespace udp_loss_end_to_end_test

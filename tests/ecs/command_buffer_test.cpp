@@ -14,6 +14,8 @@
 #include <ecsnet/ecs/command_buffer.hpp>
 #include <ecsnet/ecs/registry.hpp>
 
+namespace command_buffer_test {
+
 namespace {
 
 struct Position {
@@ -373,3 +375,5 @@ TEST(CommandBufferTest, ADeferredEntityBelongsToItsBuffer) {
 }
 
 } // namespace
+
+} // namespace command_buffer_test

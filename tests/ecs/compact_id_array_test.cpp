@@ -17,6 +17,8 @@
 
 #include <ecsnet/ecs/compact_id_array.hpp>
 
+namespace compact_id_array_test {
+
 namespace {
 
 using ecsnet::compact_id_array;
@@ -888,3 +890,5 @@ TEST(CompactIdArrayDifferential, GridAtTheSixteenBitLimit) {
 }
 
 } // namespace
+
+} // namespace compact_id_array_test

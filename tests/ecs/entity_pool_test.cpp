@@ -8,6 +8,8 @@
 
 #include <ecsnet/ecs/registry.hpp>
 
+namespace entity_pool_test {
+
 namespace {
 
 using namespace ecsnet;
@@ -87,3 +89,5 @@ TEST(EntityPool, InconsistentImagesAreRefusedAndChangeNothing) {
 }
 
 } // namespace
+
+} // namespace entity_pool_test

@@ -28,6 +28,8 @@
 
 #include <ecsnet/ecs.hpp>
 
+namespace group_differential_test {
+
 namespace {
 
 using ecsnet::entity;
@@ -783,3 +785,5 @@ std::string run_name(const ::testing::TestParamInfo<run_config>& info) {
 INSTANTIATE_TEST_SUITE_P(Runs, GroupDifferential, ::testing::ValuesIn(runs), run_name);
 
 } // namespace
+
+} // namespace group_differential_test

@@ -15,6 +15,8 @@
 
 #include <ecsnet/ecs.hpp>
 
+namespace group_test {
+
 namespace {
 
 using ecsnet::entity;
@@ -681,3 +683,5 @@ TEST(Group, FixedCapacityRegistriesHaveGroupsToo) {
 }
 
 } // namespace
+
+} // namespace group_test

@@ -14,6 +14,8 @@
 #include <ecsnet/ecs/huge_pages.hpp>
 #include <ecsnet/ecs/sparse_array.hpp>
 
+namespace huge_pages_test {
+
 namespace {
 
 using ecsnet::detail::huge_page_allocator;
@@ -187,3 +189,5 @@ TEST(SparseArray, ScatteredIndicesKeepSmallPages) {
 }
 
 } // namespace
+
+} // namespace huge_pages_test

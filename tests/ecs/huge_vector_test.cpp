@@ -13,6 +13,8 @@
 
 #include <ecsnet/ecs/huge_vector.hpp>
 
+namespace huge_vector_test {
+
 namespace {
 
 using ecsnet::detail::huge_page_size;
@@ -184,3 +186,5 @@ TEST(HugeVector, SwapAndMoveExchangeEverything) {
 }
 
 } // namespace
+
+} // namespace huge_vector_test

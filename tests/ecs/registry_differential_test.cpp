@@ -18,6 +18,8 @@
 
 #include <ecsnet/ecs.hpp>
 
+namespace registry_differential_test {
+
 namespace {
 
 using ecsnet::entity;
@@ -253,3 +255,5 @@ TEST_P(RegistryDifferential, AgreesWithTheModelAfterEveryOperation) {
 INSTANTIATE_TEST_SUITE_P(Seeds, RegistryDifferential, ::testing::Values(1U, 2U, 3U));
 
 } // namespace
+
+} // namespace registry_differential_test

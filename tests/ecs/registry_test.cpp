@@ -10,6 +10,8 @@
 
 #include <ecsnet/ecs.hpp>
 
+namespace registry_test {
+
 namespace {
 
 using ecsnet::entity;
@@ -458,3 +460,5 @@ TEST(RegistryDeathTest, StaleEntityIsAnErrorInDebugBuilds) {
 #endif
 
 } // namespace
+
+} // namespace registry_test

@@ -20,6 +20,8 @@
 
 #include <ecsnet/ecs.hpp>
 
+namespace scheduler_test {
+
 namespace {
 
 using ecsnet::after;
@@ -1349,3 +1351,5 @@ TEST(SchedulerGroupTest, ConflictingOwnershipIsRefusedAtBuild) {
 }
 
 } // namespace
+
+} // namespace scheduler_test

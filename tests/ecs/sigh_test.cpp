@@ -8,6 +8,8 @@
 #include <ecsnet/ecs/delegate.hpp>
 #include <ecsnet/ecs/sigh.hpp>
 
+namespace sigh_test {
+
 namespace {
 
 int twice(int value) {
@@ -95,3 +97,5 @@ TEST(Sigh, ListenersMayConnectAndDisconnectWhilePublishing) {
 }
 
 } // namespace
+
+} // namespace sigh_test

@@ -21,6 +21,8 @@
 
 #include <ecsnet/ecs.hpp>
 
+namespace sort_test {
+
 namespace {
 
 using ecsnet::entity;
@@ -541,3 +543,5 @@ TEST(SortDifferential, PoolsStayExactOverRandomOperations) {
 }
 
 } // namespace
+
+} // namespace sort_test

@@ -15,6 +15,8 @@
 #include <ecsnet/ecs/storage.hpp>
 #include <ecsnet/ecs/work_queue.hpp>
 
+namespace sparse_set_test {
+
 namespace {
 
 using ecsnet::entity;
@@ -395,3 +397,5 @@ TEST(WorkQueue, VisitsInInsertionOrderIncludingWhatItPushes) {
 }
 
 } // namespace
+
+} // namespace sparse_set_test

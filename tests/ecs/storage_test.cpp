@@ -37,7 +37,10 @@ void operator delete(void* p) noexcept {
 void operator delete(void* p, std::size_t) noexcept {
     std::free(p);
 }
+
 #pragma GCC diagnostic pop
+
+namespace storage_test {
 
 namespace {
 
@@ -209,3 +212,5 @@ TEST(StorageDifferential, ComponentsStayWithTheirEntities) {
 }
 
 } // namespace
+
+} // namespace storage_test

@@ -16,6 +16,8 @@
 #include <ecsnet/ecs/mpmc_queue.hpp>
 #include <ecsnet/ecs/thread_pool.hpp>
 
+namespace thread_pool_test {
+
 namespace {
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
@@ -291,3 +293,5 @@ TEST(ThreadPoolTest, RunUntilWakesWhenAnotherThreadFinishes) {
 }
 
 } // namespace
+
+} // namespace thread_pool_test

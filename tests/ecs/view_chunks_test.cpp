@@ -11,6 +11,8 @@
 #include <ecsnet/ecs/registry.hpp>
 #include <ecsnet/ecs/view_chunks.hpp>
 
+namespace view_chunks_test {
+
 namespace {
 
 struct A {
@@ -154,3 +156,5 @@ TEST(ViewChunksTest, AlignedChunksSkipProbingAndStillFilter) {
 }
 
 } // namespace
+
+} // namespace view_chunks_test

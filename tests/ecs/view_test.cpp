@@ -13,6 +13,8 @@
 
 #include <ecsnet/ecs.hpp>
 
+namespace view_test {
+
 namespace {
 
 using ecsnet::entity;
@@ -283,3 +285,5 @@ TEST(View, AlignedBlocksStayExactAcrossEveryKindOfChange) {
 }
 
 } // namespace
+
+} // namespace view_test

@@ -14,7 +14,7 @@
 #include "ecsnet/arena/scene.hpp"
 #include "ecsnet/proto/bitstream.hpp"
 
-namespace ecsnet::proto {
+namespace ecsnet::proto::bitstream_cursor_test {
 namespace {
 
 struct op {
@@ -220,4 +220,4 @@ TEST(BitStreamCursor, ACursorThatRunsPastTheEndFailsAtSeek) {
 }
 
 } // namespace
-} // namespace ecsnet::proto
+} // namespace ecsnet::proto::bitstream_cursor_test

@@ -10,7 +10,7 @@
 #include "ecsnet/arena/scene.hpp"
 #include "ecsnet/proto/bitstream.hpp"
 
-namespace ecsnet::proto {
+namespace ecsnet::proto::bitstream_test {
 namespace {
 
 TEST(BitStream, LeastSignificantBitFirst) {
@@ -138,4 +138,4 @@ TEST(BitStream, ZigzagAndSignExtension) {
 }
 
 } // namespace
-} // namespace ecsnet::proto
+} // namespace ecsnet::proto::bitstream_test

@@ -14,7 +14,7 @@
 
 #include "ecsnet/proto/candidates.hpp"
 
-namespace ecsnet::proto {
+namespace ecsnet::proto::candidates_test {
 namespace {
 
 struct random_case {
@@ -299,4 +299,4 @@ TEST(CandidatePass, TypedKernelRefusesOtherStorageTypes) {
 }
 
 } // namespace
-} // namespace ecsnet::proto
+} // namespace ecsnet::proto::candidates_test

@@ -16,6 +16,8 @@
 #include "ecsnet/proto/row_history.hpp"
 #include "ecsnet/proto/view_encoder.hpp"
 
+namespace client_view_test {
+
 namespace {
 
 using namespace ecsnet;
@@ -174,3 +176,5 @@ TEST(ClientView, EveryViewIsSortedAndItsChecksumIsTheSumOfItsTerms) {
 }
 
 } // namespace
+
+} // namespace client_view_test

@@ -22,7 +22,7 @@
 #include "ecsnet/proto/envelope.hpp"
 #include "replication_support.hpp"
 
-namespace ecsnet::proto {
+namespace ecsnet::proto::corruption_test {
 namespace {
 
 // The run's seed: ECSNET_TEST_SEED overrides it to explore other runs.
@@ -190,4 +190,4 @@ TEST(Corruption, RefusalsSayWhy) {
 }
 
 } // namespace
-} // namespace ecsnet::proto
+} // namespace ecsnet::proto::corruption_test

@@ -11,7 +11,7 @@
 #include "ecsnet/proto/encoder.hpp"
 #include "replication_support.hpp"
 
-namespace ecsnet::proto {
+namespace ecsnet::proto::delta_test {
 namespace {
 
 std::vector<std::uint32_t> ascending(arena::scene_random& rng, std::size_t max_count, std::uint32_t spread) {
@@ -291,4 +291,4 @@ TEST(Checksum, HeaderCheckCoversEveryField) {
 }
 
 } // namespace
-} // namespace ecsnet::proto
+} // namespace ecsnet::proto::delta_test

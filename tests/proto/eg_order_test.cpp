@@ -11,7 +11,7 @@
 #include "ecsnet/arena/scene.hpp"
 #include "ecsnet/proto/eg_order.hpp"
 
-namespace ecsnet::proto {
+namespace ecsnet::proto::eg_order_test {
 namespace {
 
 std::vector<std::uint64_t> random_numbers(arena::scene_random& rng) {
@@ -70,4 +70,4 @@ TEST(EgOrder, EdgeCases) {
 }
 
 } // namespace
-} // namespace ecsnet::proto
+} // namespace ecsnet::proto::eg_order_test

@@ -8,7 +8,7 @@
 
 #include "ecsnet/proto/entity_row.hpp"
 
-namespace ecsnet::proto {
+namespace ecsnet::proto::entity_row_test {
 namespace {
 
 // 40 components (two presence words) of 1 to 3 fields of every width, about half of them linear.
@@ -164,4 +164,4 @@ TEST(EntityRow, FieldsPerComponentAreTheSchemas) {
 }
 
 } // namespace
-} // namespace ecsnet::proto
+} // namespace ecsnet::proto::entity_row_test

@@ -7,7 +7,7 @@
 #include "ecsnet/proto/envelope.hpp"
 #include "ecsnet/proto/framing.hpp"
 
-namespace ecsnet::proto {
+namespace ecsnet::proto::envelope_test {
 namespace {
 
 std::vector<v1::Envelope> one_of_each() {
@@ -91,4 +91,4 @@ TEST(Envelope, SerializationIsDeterministic) {
 }
 
 } // namespace
-} // namespace ecsnet::proto
+} // namespace ecsnet::proto::envelope_test

@@ -9,7 +9,7 @@
 #include "ecsnet/arena/scene.hpp"
 #include "ecsnet/proto/framing.hpp"
 
-namespace ecsnet::proto {
+namespace ecsnet::proto::framing_test {
 namespace {
 
 std::vector<std::string> decode_all(frame_decoder& decoder, std::string_view bytes,
@@ -165,4 +165,4 @@ TEST(Framing, RandomBytesAreHandledWithinBounds) {
 }
 
 } // namespace
-} // namespace ecsnet::proto
+} // namespace ecsnet::proto::framing_test

@@ -7,7 +7,7 @@
 #include "ecsnet/proto/envelope.hpp"
 #include "ecsnet/proto/handshake.hpp"
 
-namespace ecsnet::proto {
+namespace ecsnet::proto::handshake_test {
 namespace {
 
 schema_layout edited(const std::function<void(std::vector<component_info>&)>& edit) {
@@ -149,4 +149,4 @@ TEST(Handshake, DisconnectAndNames) {
 }
 
 } // namespace
-} // namespace ecsnet::proto
+} // namespace ecsnet::proto::handshake_test

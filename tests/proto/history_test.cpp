@@ -11,7 +11,7 @@
 #include "ecsnet/proto/history.hpp"
 #include "replication_support.hpp"
 
-namespace ecsnet::proto {
+namespace ecsnet::proto::history_test {
 namespace {
 
 using arena::Health;
@@ -220,4 +220,4 @@ TEST(History, RandomWorldColumnsMatchTheRegistry) {
 }
 
 } // namespace
-} // namespace ecsnet::proto
+} // namespace ecsnet::proto::history_test

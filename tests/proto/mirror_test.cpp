@@ -8,7 +8,7 @@
 #include "ecsnet/proto/envelope.hpp"
 #include "replication_support.hpp"
 
-namespace ecsnet::proto {
+namespace ecsnet::proto::mirror_test {
 namespace {
 
 using arena::Health;
@@ -283,4 +283,4 @@ TEST(Mirror, ServerTimeAndAckFollowTheSnapshots) {
 }
 
 } // namespace
-} // namespace ecsnet::proto
+} // namespace ecsnet::proto::mirror_test

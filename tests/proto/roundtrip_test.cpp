@@ -12,7 +12,7 @@
 #include "ecsnet/proto/envelope.hpp"
 #include "replication_support.hpp"
 
-namespace ecsnet::proto {
+namespace ecsnet::proto::roundtrip_test {
 namespace {
 
 using testing::client_pools;
@@ -165,4 +165,4 @@ TEST(RoundTrip, StandardSceneAgainstOneAndFourTickBaselines) {
 }
 
 } // namespace
-} // namespace ecsnet::proto
+} // namespace ecsnet::proto::roundtrip_test

@@ -17,6 +17,8 @@
 #include "ecsnet/proto/history.hpp"
 #include "ecsnet/proto/row_history.hpp"
 
+namespace row_history_test {
+
 namespace {
 
 using namespace ecsnet;
@@ -178,3 +180,5 @@ TEST(RowHistory, NothingForAnIndexWithoutAnOccupantOrAfterTheNewestTick) {
 }
 
 } // namespace
+
+} // namespace row_history_test

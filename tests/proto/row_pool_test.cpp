@@ -7,6 +7,8 @@
 
 #include "ecsnet/proto/row_pool.hpp"
 
+namespace row_pool_test {
+
 namespace {
 
 using ecsnet::proto::row_pool;
@@ -73,3 +75,5 @@ TEST(RowPool, WorstCaseReservesOnEveryApplyMoveThePoolRarely) {
 }
 
 } // namespace
+
+} // namespace row_pool_test

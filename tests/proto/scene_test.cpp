@@ -8,7 +8,7 @@
 
 #include "ecsnet/arena/scene.hpp"
 
-namespace ecsnet::arena {
+namespace ecsnet::arena::scene_test {
 namespace {
 
 TEST(Scene, RatesMatchTheSpecification) {
@@ -78,4 +78,4 @@ TEST(Scene, SameSeedSameWorld) {
 }
 
 } // namespace
-} // namespace ecsnet::arena
+} // namespace ecsnet::arena::scene_test

@@ -12,7 +12,7 @@
 #include "ecsnet/arena/scene.hpp"
 #include "replication_support.hpp"
 
-namespace ecsnet::proto {
+namespace ecsnet::proto::schema_test {
 namespace {
 
 TEST(Quantize, FixedPointRoundTripIsExactForEveryValueOf16Bits) {
@@ -222,4 +222,4 @@ TEST(Schema, DeclarationMistakesThrow) {
 }
 
 } // namespace
-} // namespace ecsnet::proto
+} // namespace ecsnet::proto::schema_test

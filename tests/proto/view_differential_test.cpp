@@ -32,6 +32,8 @@
 #include "ecsnet/proto/view_encoder.hpp"
 #include "ecsnet/proto/view_mirror.hpp"
 
+namespace view_differential_test {
+
 namespace {
 
 using namespace ecsnet;
@@ -411,3 +413,5 @@ TEST(ViewDifferential, MirrorsEqualTheReferenceUnderLossBudgetsAndRelevancyChang
 }
 
 } // namespace
+
+} // namespace view_differential_test

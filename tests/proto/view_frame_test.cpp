@@ -11,6 +11,8 @@
 #include "ecsnet/proto/entity_row.hpp"
 #include "ecsnet/proto/view_frame.hpp"
 
+namespace view_frame_test {
+
 namespace {
 
 using namespace ecsnet::proto;
@@ -67,3 +69,5 @@ TEST(ViewEntry, IsTwentyFourBytesAndDefaultsToNoValueBefore) {
 }
 
 } // namespace
+
+} // namespace view_frame_test

@@ -19,6 +19,8 @@
 #include "ecsnet/proto/view_encoder.hpp"
 #include "ecsnet/proto/view_mirror.hpp"
 
+namespace view_mirror_test {
+
 namespace {
 
 using namespace ecsnet;
@@ -137,3 +139,5 @@ TEST(ViewMirror, UpdatesOnlyTheComponentsWhoseValuesChanged) {
 }
 
 } // namespace
+
+} // namespace view_mirror_test

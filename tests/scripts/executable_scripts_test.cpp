@@ -16,6 +16,8 @@
 
 #include <gtest/gtest.h>
 
+namespace executable_scripts_test {
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -160,3 +162,5 @@ TEST(ExecutableScripts, RunHelpStartsWithoutInstallingOrBuilding) {
 }
 
 } // namespace
+
+} // namespace executable_scripts_test

@@ -9,6 +9,8 @@
 
 #include "server_support.hpp"
 
+namespace admin_test {
+
 namespace {
 
 using namespace ecsnet;
@@ -67,3 +69,5 @@ TEST(Admin, MetricsAndHealthOfARunningServer) {
 }
 
 } // namespace
+
+} // namespace admin_test

@@ -8,6 +8,8 @@
 #include "ecsnet/server/agones/tick_watchdog.hpp"
 #include "ecsnet/server/metrics.hpp"
 
+namespace agones_parts_test {
+
 namespace {
 
 using namespace std::chrono_literals;
@@ -81,3 +83,5 @@ TEST(CounterGrid, CountsPerPairOfLabelValuesAndRendersEveryPair) {
 }
 
 } // namespace
+
+} // namespace agones_parts_test

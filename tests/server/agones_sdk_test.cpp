@@ -14,6 +14,8 @@
 #include "agones_sidecar.hpp"
 #include "server_support.hpp"
 
+namespace agones_sdk_test {
+
 namespace {
 
 using namespace ecsnet;
@@ -301,3 +303,5 @@ TEST(AgonesSdk, ASidecarAnswering500IsRetriedWithGrowingDelaysUntilItRecovers) {
 }
 
 } // namespace
+
+} // namespace agones_sdk_test

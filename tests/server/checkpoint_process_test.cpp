@@ -16,6 +16,8 @@
 #include "server_process.hpp"
 #include "server_support.hpp"
 
+namespace checkpoint_process_test {
+
 namespace {
 
 using namespace ecsnet;
@@ -181,3 +183,5 @@ TEST(CheckpointProcess, ARefusedRestoreExitsNonZeroBeforeListening) {
 }
 
 } // namespace
+
+} // namespace checkpoint_process_test

@@ -33,6 +33,8 @@
 #include "ecsnet/server/options.hpp"
 #include "server_support.hpp"
 
+namespace checkpoint_test {
+
 namespace {
 
 using namespace ecsnet;
@@ -444,3 +446,5 @@ TEST(CheckpointFile, ADiskThatFillsMidWriteKeepsThePreviousCheckpointAndLeavesNo
             "no private tmpfs here (not root, or a chroot): the file size limit stood in for the disk\n");
     }
 }
+
+} // namespace checkpoint_test

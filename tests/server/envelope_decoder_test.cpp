@@ -16,6 +16,8 @@
 #include "ecsnet/proto/envelope.hpp"
 #include "ecsnet/server/envelope_decoder.hpp"
 
+namespace envelope_decoder_test {
+
 namespace {
 
 using namespace ecsnet;
@@ -115,3 +117,5 @@ TEST(EnvelopeDecoder, SteadyTrafficStaysInTheDecodersBlock) {
 }
 
 } // namespace
+
+} // namespace envelope_decoder_test

@@ -13,7 +13,7 @@
 
 #include "ecsnet/server/input_buffer.hpp"
 
-namespace ecsnet::server {
+namespace ecsnet::server::input_buffer_test {
 namespace {
 
 using verdict = input_buffer::verdict;
@@ -118,4 +118,4 @@ TEST(InputBuffer, AgreesWithThePlainModelOverRandomOffersAndTakes) {
 }
 
 } // namespace
-} // namespace ecsnet::server
+} // namespace ecsnet::server::input_buffer_test

@@ -20,6 +20,8 @@
 #include "ecsnet/server/inspector/api.hpp"
 #include "server_support.hpp"
 
+namespace inspector_test {
+
 namespace {
 
 using namespace ecsnet;
@@ -369,3 +371,5 @@ TEST(Inspector, StreamsAreCappedWithoutStarvingHealthOrTheTick) {
 }
 
 } // namespace
+
+} // namespace inspector_test

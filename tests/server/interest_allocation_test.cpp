@@ -44,6 +44,8 @@ void operator delete(void* p) noexcept {
 void operator delete(void* p, std::size_t) noexcept {
     std::free(p);
 }
+
+namespace interest_allocation_test {
 #pragma GCC diagnostic pop
 
 namespace {
@@ -130,3 +132,5 @@ TEST(InterestSteadyState, ReplayingASceneAllocatesNothing) {
 }
 
 } // namespace
+
+} // namespace interest_allocation_test

@@ -18,6 +18,8 @@
 #include <utility>
 #include <vector>
 
+namespace interest_grid_test {
+
 namespace {
 
 using ecsnet::server::interest::distance_squared;
@@ -335,3 +337,5 @@ TEST(SpatialGrid, HundredThousandIdsAgreeWithAScan) {
 }
 
 } // namespace
+
+} // namespace interest_grid_test

@@ -23,6 +23,8 @@
 #include "ecsnet/server/interest_replicator.hpp"
 #include "ecsnet/server/server_metrics.hpp"
 
+namespace interest_prepare_test {
+
 namespace {
 
 using namespace ecsnet;
@@ -254,3 +256,5 @@ TEST(InterestPrepare, OneWorkerWritesWhenAsked) {
 }
 
 } // namespace
+
+} // namespace interest_prepare_test

@@ -19,6 +19,8 @@
 #include <string>
 #include <vector>
 
+namespace interest_priority_test {
+
 namespace {
 
 using namespace ecsnet::server::interest;
@@ -273,3 +275,5 @@ TEST(DistanceWeight, IsMaxNearThenFallsWithTheSquareAndStopsAtMin) {
 }
 
 } // namespace
+
+} // namespace interest_priority_test

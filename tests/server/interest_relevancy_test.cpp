@@ -19,6 +19,8 @@
 #include <unordered_map>
 #include <vector>
 
+namespace interest_relevancy_test {
+
 namespace {
 
 using namespace ecsnet::server::interest;
@@ -462,3 +464,5 @@ TEST(IdSlotMap, MatchesAnUnorderedMap) {
 }
 
 } // namespace
+
+} // namespace interest_relevancy_test

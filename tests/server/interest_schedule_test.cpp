@@ -9,6 +9,8 @@
 #include <stdexcept>
 #include <vector>
 
+namespace interest_schedule_test {
+
 namespace {
 
 using ecsnet::server::interest::staggered_schedule;
@@ -46,3 +48,5 @@ TEST(StaggeredSchedule, EveryClientOncePerPeriodAndAFlatLoad) {
 }
 
 } // namespace
+
+} // namespace interest_schedule_test

@@ -15,6 +15,8 @@
 #include "ecsnet/v1/envelope.pb.h"
 #include "server_support.hpp"
 
+namespace log_flood_test {
+
 namespace {
 
 using namespace ecsnet;
@@ -179,3 +181,5 @@ TEST(LogFlood, JunkConnectionsLeaveABoundedLogAndExactCounters) {
 }
 
 } // namespace
+
+} // namespace log_flood_test

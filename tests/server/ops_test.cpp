@@ -15,6 +15,8 @@
 #include "ecsnet/server/options.hpp"
 #include "ecsnet/server/tick_pacer.hpp"
 
+namespace ops_test {
+
 namespace {
 
 using namespace ecsnet::server;
@@ -177,3 +179,5 @@ TEST(TickPacer, KeepsTheGridAndNeverBursts) {
 }
 
 } // namespace
+
+} // namespace ops_test

@@ -11,6 +11,8 @@
 
 #include "server_support.hpp"
 
+namespace sessions_test {
+
 namespace {
 
 using namespace ecsnet;
@@ -425,3 +427,5 @@ TEST(Sessions, ARepeatedAckWhileHeldSendsOneMoreSnapshot) {
 }
 
 } // namespace
+
+} // namespace sessions_test

@@ -9,6 +9,8 @@
 #include "server_process.hpp"
 #include "server_support.hpp"
 
+namespace shutdown_test {
+
 namespace {
 
 using namespace ecsnet;
@@ -67,3 +69,5 @@ TEST(Shutdown, ABadFlagExitsNonZeroWithAMessage) {
 }
 
 } // namespace
+
+} // namespace shutdown_test

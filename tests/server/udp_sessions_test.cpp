@@ -14,6 +14,8 @@
 #include "server_support.hpp"
 #include "udp_support.hpp"
 
+namespace udp_sessions_test {
+
 namespace {
 
 using namespace ecsnet;
@@ -281,3 +283,5 @@ TEST(ServerStart, WithoutAKeyOrDevelopmentModeTheServerRefusesToStart) {
 }
 
 } // namespace
+
+} // namespace udp_sessions_test

@@ -5,6 +5,8 @@
 
 #include "ecsnet/transport/address.hpp"
 
+namespace address_test {
+
 namespace {
 
 using namespace ecsnet::transport;
@@ -49,3 +51,5 @@ TEST(NetAddress, IpHashAndEqualityIgnoreThePort) {
 }
 
 } // namespace
+
+} // namespace address_test

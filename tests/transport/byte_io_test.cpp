@@ -7,7 +7,7 @@
 
 #include "ecsnet/transport/byte_io.hpp"
 
-namespace ecsnet::transport {
+namespace ecsnet::transport::byte_io_test {
 namespace {
 
 std::vector<std::byte> bytes_of(std::initializer_list<int> values) {
@@ -93,4 +93,4 @@ TEST(ByteIo, ReaderNeverReadsPastTheEnd) {
 }
 
 } // namespace
-} // namespace ecsnet::transport
+} // namespace ecsnet::transport::byte_io_test

@@ -9,7 +9,7 @@
 #include "ecsnet/transport/chunk.hpp"
 #include "ecsnet/transport/packet_header.hpp"
 
-namespace ecsnet::transport {
+namespace ecsnet::transport::chunk_test {
 namespace {
 
 const chunk_limits limits{1175, 256 * 1024, 256, 1024};
@@ -182,4 +182,4 @@ TEST(Chunk, TheExampleBodyOfProtocolMd) {
 }
 
 } // namespace
-} // namespace ecsnet::transport
+} // namespace ecsnet::transport::chunk_test

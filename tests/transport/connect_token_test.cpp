@@ -13,6 +13,8 @@
 #include "ecsnet/transport/connect_token.hpp"
 #include "ecsnet/transport/packets.hpp"
 
+namespace connect_token_test {
+
 namespace {
 
 using namespace ecsnet::transport;
@@ -326,3 +328,5 @@ TEST(ConnectToken, TwoTokensForTheSameClientDiffer) {
 }
 
 } // namespace
+
+} // namespace connect_token_test

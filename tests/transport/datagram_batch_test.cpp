@@ -14,6 +14,8 @@
 
 #include "ecsnet/transport/datagram_batch.hpp"
 
+namespace datagram_batch_test {
+
 namespace {
 
 using asio::ip::udp;
@@ -117,3 +119,5 @@ TEST(DatagramBatch, NothingWaitingReceivesNothing) {
 }
 
 } // namespace
+
+} // namespace datagram_batch_test

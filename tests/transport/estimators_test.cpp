@@ -8,7 +8,7 @@
 #include "ecsnet/transport/rtt_estimator.hpp"
 #include "ecsnet/transport/token_bucket.hpp"
 
-namespace ecsnet::transport {
+namespace ecsnet::transport::estimators_test {
 namespace {
 
 using namespace std::chrono_literals;
@@ -92,4 +92,4 @@ TEST(TokenBucket, PacesToTheRateWithABurst) {
 }
 
 } // namespace
-} // namespace ecsnet::transport
+} // namespace ecsnet::transport::estimators_test

@@ -15,6 +15,8 @@
 #include "ecsnet/transport/packet_crypto.hpp"
 #include "ecsnet/transport/packets.hpp"
 
+namespace handshake_packets_test {
+
 namespace {
 
 using namespace ecsnet::transport;
@@ -278,3 +280,5 @@ TEST(DevKey, IsTheDocumentedBytesAndIssuesTokensItOpens) {
 }
 
 } // namespace
+
+} // namespace handshake_packets_test

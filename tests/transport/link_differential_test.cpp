@@ -17,7 +17,7 @@
 #include "ecsnet/transport/random.hpp"
 #include "link_harness.hpp"
 
-namespace ecsnet::transport {
+namespace ecsnet::transport::link_differential_test {
 namespace {
 
 using namespace testing;
@@ -501,4 +501,4 @@ TEST(LinkDifferential, LossEstimateIsNearTheSimulatedLoss) {
 }
 
 } // namespace
-} // namespace ecsnet::transport
+} // namespace ecsnet::transport::link_differential_test

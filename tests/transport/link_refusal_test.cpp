@@ -37,7 +37,7 @@ void operator delete(void* p, std::size_t) noexcept {
     std::free(p);
 }
 
-namespace ecsnet::transport {
+namespace ecsnet::transport::link_refusal_test {
 namespace {
 
 using namespace testing;
@@ -423,4 +423,4 @@ TEST(LinkRefusalKinds, EveryReasonHasAName) {
 }
 
 } // namespace
-} // namespace ecsnet::transport
+} // namespace ecsnet::transport::link_refusal_test

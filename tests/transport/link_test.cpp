@@ -5,7 +5,7 @@
 
 #include "link_harness.hpp"
 
-namespace ecsnet::transport {
+namespace ecsnet::transport::link_test {
 namespace {
 
 using namespace testing;
@@ -281,4 +281,4 @@ TEST(Link, ALostFragmentLosesItsMessageOnly) {
 }
 
 } // namespace
-} // namespace ecsnet::transport
+} // namespace ecsnet::transport::link_test

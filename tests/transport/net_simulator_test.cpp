@@ -8,7 +8,7 @@
 
 #include "ecsnet/transport/net_simulator.hpp"
 
-namespace ecsnet::transport {
+namespace ecsnet::transport::net_simulator_test {
 namespace {
 
 using namespace std::chrono_literals;
@@ -164,4 +164,4 @@ TEST(NetSimulator, CarriesAnAddressAndBoundsWhatItHolds) {
 }
 
 } // namespace
-} // namespace ecsnet::transport
+} // namespace ecsnet::transport::net_simulator_test

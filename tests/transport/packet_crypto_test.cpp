@@ -12,6 +12,8 @@
 #include "ecsnet/transport/packet_crypto.hpp"
 #include "ecsnet/transport/session_keys.hpp"
 
+namespace packet_crypto_test {
+
 namespace {
 
 using namespace ecsnet::transport;
@@ -292,3 +294,5 @@ TEST(ProtocolVectors, PacketsAndSessionKeysMatchTheDocumentedBytes) {
 }
 
 } // namespace
+
+} // namespace packet_crypto_test

@@ -9,7 +9,7 @@
 #include "ecsnet/transport/packet_header.hpp"
 #include "ecsnet/transport/random.hpp"
 
-namespace ecsnet::transport {
+namespace ecsnet::transport::packet_header_test {
 namespace {
 
 std::vector<std::byte> encode(const packet_header& h) {
@@ -118,4 +118,4 @@ TEST(PacketHeader, AckDelayUnitsRoundDownAndCap) {
 }
 
 } // namespace
-} // namespace ecsnet::transport
+} // namespace ecsnet::transport::packet_header_test

@@ -11,7 +11,7 @@
 #include "ecsnet/transport/random.hpp"
 #include "ecsnet/transport/reassembly_buffer.hpp"
 
-namespace ecsnet::transport {
+namespace ecsnet::transport::reassembly_test {
 namespace {
 
 using namespace std::chrono_literals;
@@ -173,4 +173,4 @@ TEST(Reassembly, RandomFragmentsAgainstAReferenceModel) {
 }
 
 } // namespace
-} // namespace ecsnet::transport
+} // namespace ecsnet::transport::reassembly_test

@@ -8,7 +8,7 @@
 #include "ecsnet/transport/random.hpp"
 #include "ecsnet/transport/received_packets.hpp"
 
-namespace ecsnet::transport {
+namespace ecsnet::transport::received_packets_test {
 namespace {
 
 TEST(ReceivedPackets, AcksTheNewestAndTheThirtyOneBefore) {
@@ -81,4 +81,4 @@ TEST(ReceivedPackets, AgreesWithAReferenceSetAcrossTheWrap) {
 }
 
 } // namespace
-} // namespace ecsnet::transport
+} // namespace ecsnet::transport::received_packets_test

@@ -9,7 +9,7 @@
 #include "ecsnet/transport/redundant_receiver.hpp"
 #include "ecsnet/transport/redundant_sender.hpp"
 
-namespace ecsnet::transport {
+namespace ecsnet::transport::redundant_channel_test {
 namespace {
 
 std::vector<std::byte> msg(int fill, std::size_t n = 4) {
@@ -77,4 +77,4 @@ TEST(RedundantReceiver, DeliversEachIdOnceInOrderAndCountsGaps) {
 }
 
 } // namespace
-} // namespace ecsnet::transport
+} // namespace ecsnet::transport::redundant_channel_test

@@ -9,7 +9,7 @@
 #include "ecsnet/transport/reliable_receiver.hpp"
 #include "ecsnet/transport/reliable_sender.hpp"
 
-namespace ecsnet::transport {
+namespace ecsnet::transport::reliable_channel_test {
 namespace {
 
 using namespace std::chrono_literals;
@@ -237,4 +237,4 @@ TEST(ReliableReceiver, AssemblesABlockAndAcksItsFragments) {
 }
 
 } // namespace
-} // namespace ecsnet::transport
+} // namespace ecsnet::transport::reliable_channel_test

@@ -9,6 +9,8 @@
 
 #include "ecsnet/transport/replay_window.hpp"
 
+namespace replay_window_test {
+
 namespace {
 
 using ecsnet::transport::replay_window;
@@ -93,3 +95,5 @@ TEST(ReplayWindow, MatchesTheReferenceOnRandomStreams) {
 }
 
 } // namespace
+
+} // namespace replay_window_test

@@ -8,7 +8,7 @@
 #include "ecsnet/transport/sequence.hpp"
 #include "ecsnet/transport/sequence_buffer.hpp"
 
-namespace ecsnet::transport {
+namespace ecsnet::transport::sequence_test {
 namespace {
 
 TEST(Sequence, ComparesAcrossTheWrap) {
@@ -115,4 +115,4 @@ TEST(SequenceBuffer, AgreesWithAReferenceModelAcrossTheWrap) {
 }
 
 } // namespace
-} // namespace ecsnet::transport
+} // namespace ecsnet::transport::sequence_test

@@ -13,6 +13,8 @@
 #include "ecsnet/transport/source_rate_limiter.hpp"
 #include "ecsnet/transport/used_tokens.hpp"
 
+namespace server_tables_test {
+
 namespace {
 
 using namespace ecsnet::transport;
@@ -200,3 +202,5 @@ TEST(SourceRateLimiter, ZeroRateMeansNoLimit) {
 }
 
 } // namespace
+
+} // namespace server_tables_test

@@ -19,6 +19,8 @@
 #include "ecsnet/transport/dev_key.hpp"
 #include "ecsnet/transport/key.hpp"
 
+namespace token_cli_test {
+
 namespace {
 
 using namespace ecsnet::transport;
@@ -168,3 +170,5 @@ TEST(TokenCli, InspectRefusesWhatIsNotAToken) {
 }
 
 } // namespace
+
+} // namespace token_cli_test

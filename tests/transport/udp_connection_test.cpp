@@ -11,6 +11,8 @@
 #include "ecsnet/transport/session_keys.hpp"
 #include "transport_harness.hpp"
 
+namespace udp_connection_test {
+
 namespace {
 
 using namespace ecsnet::transport;
@@ -237,3 +239,5 @@ TEST(Connection, APeerSendingMalformedBodiesIsDisconnected) {
 }
 
 } // namespace
+
+} // namespace udp_connection_test

@@ -13,6 +13,8 @@
 
 #include "udp_socket_support.hpp"
 
+namespace udp_end_to_end_test {
+
 namespace {
 
 using namespace ecsnet::transport;
@@ -199,3 +201,5 @@ INSTANTIATE_TEST_SUITE_P(Loss, EndToEnd,
                          });
 
 } // namespace
+
+} // namespace udp_end_to_end_test

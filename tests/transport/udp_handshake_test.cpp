@@ -12,6 +12,8 @@
 #include "ecsnet/transport/packets.hpp"
 #include "transport_harness.hpp"
 
+namespace udp_handshake_test {
+
 namespace {
 
 using namespace ecsnet::transport;
@@ -415,3 +417,5 @@ TEST(Handshake, ADevKeyServerAcceptsDevTokensAndSaysItIsInsecure) {
 }
 
 } // namespace
+
+} // namespace udp_handshake_test

@@ -14,6 +14,8 @@
 #include "ecsnet/transport/packet_crypto.hpp"
 #include "transport_harness.hpp"
 
+namespace udp_refusal_test {
+
 namespace {
 
 using namespace ecsnet::transport;
@@ -315,3 +317,5 @@ TEST(Refusal, OneIpSendingTooFastIsRateLimitedOthersAreNot) {
 }
 
 } // namespace
+
+} // namespace udp_refusal_test

@@ -21,6 +21,8 @@
 #include "ecsnet/transport/packets.hpp"
 #include "udp_socket_support.hpp"
 
+namespace udp_socket_test {
+
 namespace {
 
 using namespace ecsnet::transport;
@@ -460,3 +462,5 @@ TEST(UdpSockets, ConnectsOverIpv6AndToADualStackServerOverIpv4) {
 }
 
 } // namespace
+
+} // namespace udp_socket_test
