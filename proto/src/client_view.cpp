@@ -47,7 +47,7 @@ void prefetch_at(const Entries& entries, std::size_t at) noexcept {
 // not see coming (measured slower, bench/server_replication_callgrind at 1,000 clients); the walk asks for
 // the lines 8 entries ahead.
 template<typename Entries>
-const view_entry* seek(const Entries& entries, std::size_t& at, std::uint32_t index) noexcept {
+const view_entry* seek_entry(const Entries& entries, std::size_t& at, std::uint32_t index) noexcept {
     while (at < entries.size() && entries[at].index < index) {
         prefetch_at(entries, at + 8);
         ++at;
@@ -218,7 +218,7 @@ view_write_report client_view::write(std::span<const net_entity> relevant, std::
     std::size_t n_at = 0;
     std::size_t w_at = 0;
     const auto add_entering = [&](const net_entity& id, float weight) {
-        const auto* in_flight = seek(newest_entries, n_at, id.index);
+        const auto* in_flight = seek_entry(newest_entries, n_at, id.index);
         const bool mandatory = in_flight != nullptr && in_flight->generation == id.generation;
         tick_type since = tick;
         while (w_at < waiting_.size() && waiting_[w_at].index < id.index) {
@@ -289,7 +289,7 @@ view_write_report client_view::write(std::span<const net_entity> relevant, std::
             if (code.unchanged) {
                 sc.action[b] = settled;
             } else if (!code.exact) {
-                const auto* in_flight = seek(newest_entries, n_at, e.index);
+                const auto* in_flight = seek_entry(newest_entries, n_at, e.index);
                 candidate c;
                 c.index = e.index;
                 c.generation = e.generation;

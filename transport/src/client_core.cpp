@@ -6,11 +6,15 @@
 #include <stdexcept>
 #include <string>
 
+#include "byte_spans.hpp"
 #include "ecsnet/transport/disconnect_code.hpp"
 #include "ecsnet/transport/packet_crypto.hpp"
 #include "sodium_init.hpp"
 
 namespace ecsnet::transport {
+
+using detail::as_bytes_of;
+using detail::as_u8;
 
 namespace {
 
@@ -18,14 +22,6 @@ std::uint64_t random_handshake_sequence() {
     std::uint64_t sequence = 0;
     randombytes_buf(&sequence, sizeof sequence);
     return sequence | handshake_sequence_bit;
-}
-
-std::span<const std::uint8_t> as_u8(std::span<const std::byte> bytes) {
-    return {reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()};
-}
-
-std::span<const std::byte> as_bytes_of(std::span<const std::uint8_t> bytes) {
-    return {reinterpret_cast<const std::byte*>(bytes.data()), bytes.size()};
 }
 
 } // namespace

@@ -2,21 +2,13 @@
 
 #include <asio/ip/address.hpp>
 
+#include "byte_spans.hpp"
 #include "ecsnet/transport/endpoint.hpp"
 
 namespace ecsnet::transport {
 
-namespace {
-
-std::span<const std::uint8_t> as_u8(std::span<const std::byte> bytes) {
-    return {reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()};
-}
-
-std::span<const std::byte> as_bytes_of(std::span<const std::uint8_t> bytes) {
-    return {reinterpret_cast<const std::byte*>(bytes.data()), bytes.size()};
-}
-
-} // namespace
+using detail::as_bytes_of;
+using detail::as_u8;
 
 udp_client::udp_client(asio::any_io_executor executor, udp_client_options options, client_handler& handler)
     : executor_{std::move(executor)}

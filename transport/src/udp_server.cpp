@@ -8,22 +8,14 @@
 
 #include <asio/post.hpp>
 
+#include "byte_spans.hpp"
 #include "ecsnet/transport/datagram_batch.hpp"
 #include "ecsnet/transport/endpoint.hpp"
 
 namespace ecsnet::transport {
 
-namespace {
-
-std::span<const std::uint8_t> as_u8(std::span<const std::byte> bytes) {
-    return {reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()};
-}
-
-std::span<const std::byte> as_bytes_of(std::span<const std::uint8_t> bytes) {
-    return {reinterpret_cast<const std::byte*>(bytes.data()), bytes.size()};
-}
-
-} // namespace
+using detail::as_bytes_of;
+using detail::as_u8;
 
 udp_server::udp_server(asio::io_context& io, udp_server_options options, server_handler& handler)
     : options_{std::move(options)}
