@@ -249,6 +249,12 @@ TEST(ThreadPoolTest, ParallelForRethrowsAndSkipsTheRest) {
                 if (index == 3) {
                     throw std::runtime_error("chunk 3");
                 }
+                // The chunks after it take a millisecond each: had they taken none, a thread preempted
+                // between taking chunk 3 and recording its failure could let the others run every chunk
+                // (seen once in CI under load). Only the chunks started before the failure pay it.
+                if (index > 3) {
+                    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+                }
             });
             FAIL() << "parallel_for swallowed the exception";
         } catch (const std::runtime_error& error) {
