@@ -142,7 +142,7 @@ int main(int argc, char** argv) {
                                           {"--ticks", 1, &ticks_flag},
                                           {"--period", 0, &period_flag},
                                           {"--workers", 1, &workers_flag},
-                                          {"--lag", 1, &lag_flag}})) {
+                                          {"--lag", 0, &lag_flag}})) {
         std::fprintf(stderr, "usage: %s [--clients N] [--ticks T] [--period P] [--workers W] [--lag L]\n",
                      argv[0]);
         return 2;

@@ -89,7 +89,7 @@ interest_replicator::interest_replicator(game_world& world, const proto::snapsho
         proto::view_encoder_options coding;
         coding.first_tables_version =
             1 + static_cast<std::uint32_t>(i * (std::uint64_t{1} << 32) / scratch_.size());
-        encoders_.push_back(std::make_unique<encoder_slot>(rows_, coding));
+        encoders_.push_back(std::make_unique<encoder_slot>(rows_, coding, metrics.snapshot_budget_use));
     }
     const auto& schema = history.layout();
     const auto component = schema.find(layout.component);
@@ -493,6 +493,9 @@ void interest_replicator::prepare(std::span<client_replication* const> clients) 
             c->prepared_at = tick_;
         }
     });
+    for (auto& slot : encoders_) {
+        count_written(*slot);
+    }
 }
 
 void interest_replicator::group_by_place(std::span<client_replication* const> clients) {
@@ -557,11 +560,13 @@ std::optional<outgoing_snapshot> interest_replicator::snapshot(client_replicatio
         metrics_->relevant_entities.observe(static_cast<double>(c.relevant.size()));
         c.fresh = false;
     }
-    return write_snapshot(c, *encoders_[c.encoder_at]);
+    auto& slot = *encoders_[c.encoder_at];
+    auto written = write_snapshot(c, slot);
+    count_written(slot);
+    return written;
 }
 
 outgoing_snapshot interest_replicator::write_snapshot(client_state& c, encoder_slot& slot) const {
-    auto& encoder = slot.encoder;
     // Only entities still alive with the occupant the set saw (a re-used index waits for the next update).
     // The live set was clean at `clean_at`: only the removals of the ticks since need looking at (most
     // ticks, most sets hold none of them).
@@ -589,15 +594,8 @@ outgoing_snapshot interest_replicator::write_snapshot(client_state& c, encoder_s
     const std::span<const proto::net_entity> live = c.filtered ? c.live : c.relevant;
     const std::span<const float> live_weights = c.filtered ? c.live_weights : c.weights;
     const auto budget = c.bucket - static_cast<std::int64_t>(snapshot_overhead + options_.wire_overhead) * 8;
-    const auto before = encoder.stats();
     const auto report = c.view.write(live, live_weights, budget, time_offset_us_, slot.envelope);
-    const auto& after = encoder.stats();
-    metrics_->view_cache_lookups.add(after.lookups - before.lookups);
-    metrics_->view_cache_hits.add(after.hits - before.hits);
-    // Bytes, as Prometheus wants them: what the bits make, the remainders carried to the next snapshot.
-    metrics_->view_bytes_coded.add(after.bits_coded / 8 - before.bits_coded / 8);
-    metrics_->view_bytes_copied.add(after.bits_copied / 8 - before.bits_copied / 8);
-    metrics_->deferred_entities.add(report.deferred + report.waiting);
+    slot.deferred += report.deferred + report.waiting;
 
     // use_count() is 1 only once every holder let go: the io thread, before it asked for this tick's
     // snapshots (a link that still queues it, TCP, gets a new string).
@@ -612,9 +610,21 @@ outgoing_snapshot interest_replicator::write_snapshot(client_state& c, encoder_s
     const auto offset = frame->size();
     frame->append(slot.encoded);
     const auto per_tick_bytes = static_cast<double>(std::max<std::int64_t>(c.budget_per_tick / 8, 1));
-    metrics_->snapshot_budget_use.observe(static_cast<double>(frame->size() + options_.wire_overhead) /
-                                          per_tick_bytes);
+    slot.budget_use.observe(static_cast<double>(frame->size() + options_.wire_overhead) / per_tick_bytes);
     return outgoing_snapshot{frame, offset, report.tick, report.full_state};
+}
+
+void interest_replicator::count_written(encoder_slot& slot) const {
+    const auto& now = slot.encoder.stats();
+    auto& was = slot.counted;
+    metrics_->view_cache_lookups.add(now.lookups - was.lookups);
+    metrics_->view_cache_hits.add(now.hits - was.hits);
+    // Bytes, as Prometheus wants them: what the bits make, the remainders carried to the next call.
+    metrics_->view_bytes_coded.add(now.bits_coded / 8 - was.bits_coded / 8);
+    metrics_->view_bytes_copied.add(now.bits_copied / 8 - was.bits_copied / 8);
+    was = now;
+    metrics_->deferred_entities.add(std::exchange(slot.deferred, 0));
+    metrics_->snapshot_budget_use.add(slot.budget_use);
 }
 
 void interest_replicator::sent(client_replication& client, std::size_t wire_bytes) {

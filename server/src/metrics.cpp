@@ -15,6 +15,11 @@ void add_relaxed(std::atomic<double>& target, double amount) noexcept {
     }
 }
 
+// The bucket of `value`: the first upper bound at or above it, or +Inf's (the last).
+std::size_t bucket_of(const std::vector<double>& bounds, double value) noexcept {
+    return static_cast<std::size_t>(std::lower_bound(bounds.begin(), bounds.end(), value) - bounds.begin());
+}
+
 // HELP text escapes backslash and newline; label values also escape the double quote.
 std::string escape(std::string_view text, bool quotes) {
     std::string out;
@@ -66,11 +71,41 @@ histogram::histogram(std::vector<double> upper_bounds)
 }
 
 void histogram::observe(double value) noexcept {
-    const auto bucket =
-        static_cast<std::size_t>(std::lower_bound(bounds_.begin(), bounds_.end(), value) - bounds_.begin());
-    buckets_[bucket].fetch_add(1, std::memory_order_relaxed);
+    buckets_[bucket_of(bounds_, value)].fetch_add(1, std::memory_order_relaxed);
     add_relaxed(sum_, value);
     count_.fetch_add(1, std::memory_order_relaxed);
+}
+
+void histogram::add(histogram_tally& tally) noexcept {
+    if (tally.count_ == 0) {
+        return;
+    }
+    for (std::size_t i = tally.lowest_; i <= tally.highest_; ++i) {
+        if (tally.buckets_[i] != 0) {
+            buckets_[i].fetch_add(tally.buckets_[i], std::memory_order_relaxed);
+            tally.buckets_[i] = 0;
+        }
+    }
+    tally.lowest_ = tally.buckets_.size();
+    tally.highest_ = 0;
+    add_relaxed(sum_, tally.sum_);
+    count_.fetch_add(tally.count_, std::memory_order_relaxed);
+    tally.sum_ = 0.0;
+    tally.count_ = 0;
+}
+
+histogram_tally::histogram_tally(const histogram& of)
+    : of_{&of}
+    , buckets_(of.upper_bounds().size() + 1, 0)
+    , lowest_{buckets_.size()} {}
+
+void histogram_tally::observe(double value) noexcept {
+    const auto bucket = bucket_of(of_->upper_bounds(), value);
+    ++buckets_[bucket];
+    lowest_ = std::min(lowest_, bucket);
+    highest_ = std::max(highest_, bucket);
+    sum_ += value;
+    ++count_;
 }
 
 std::vector<std::uint64_t> histogram::cumulative_counts() const {

@@ -29,27 +29,35 @@ void udp_listener::stop(std::uint8_t code, std::string_view message, std::uint16
 void udp_listener::on_connected(const transport::connection_info& info) {
     auto c = std::make_shared<udp_connection>(io_, *this, handler_, info.id, info.remote.to_string(),
                                               handshake_timeout_);
-    connections_.emplace(info.id, c);
+    const auto at = transport::connection_slot(info.id);
+    if (connections_.size() <= at) {
+        connections_.resize(std::size_t{at} + 1);
+    }
+    connections_[at] = {info.id, c};
     c->start();
     handler_.on_opened(c);
 }
 
+udp_listener::slot* udp_listener::find(transport::connection_id id) noexcept {
+    const auto at = transport::connection_slot(id);
+    return at < connections_.size() && connections_[at].id == id ? &connections_[at] : nullptr;
+}
+
 void udp_listener::on_message(transport::connection_id id, transport::channel ch,
                               std::span<const std::byte> message) {
-    const auto found = connections_.find(id);
-    if (found != connections_.end()) {
-        const auto keep = found->second; // the handler may close it
+    if (auto* found = find(id)) {
+        const auto keep = found->connection; // the handler may close it
         keep->received(ch, message);
     }
 }
 
 void udp_listener::on_disconnected(transport::connection_id id, const transport::disconnect_info& info) {
-    const auto found = connections_.find(id);
-    if (found == connections_.end()) {
+    auto* found = find(id);
+    if (found == nullptr) {
         return;
     }
-    const auto keep = found->second;
-    connections_.erase(found);
+    const auto keep = std::move(found->connection);
+    *found = {};
     keep->closed(info);
 }
 

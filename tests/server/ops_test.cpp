@@ -2,8 +2,10 @@
 // lines (checked by Python's json module), flags and config files, and tick pacing.
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -81,6 +83,32 @@ TEST(Metrics, HistogramQuantilesInterpolateWithinBuckets) {
     h.observe(100.0); // +Inf bucket reports the highest finite bound
     EXPECT_DOUBLE_EQ(h.quantile(1.0), 4.0);
     EXPECT_THROW(histogram({2.0, 1.0}), std::invalid_argument);
+}
+
+TEST(Metrics, ATallyAddsWhatItObservedAsIfObservedDirectly) {
+    const auto bounds = histogram::exponential_bounds(0.25, 2.0, 6);
+    for (std::uint32_t seed = 1; seed <= 10; ++seed) {
+        std::mt19937 rng{seed};
+        histogram direct{bounds};
+        histogram tallied{bounds};
+        histogram_tally tally{tallied};
+        for (int round = 0; round < 20; ++round) {
+            const auto n = rng() % 50;
+            for (std::uint32_t i = 0; i < n; ++i) {
+                // Bounds themselves, between them, below the first and past the last (+Inf).
+                const double value = rng() % 4 == 0 ? bounds[rng() % bounds.size()]
+                                                    : std::ldexp(static_cast<double>(rng() % 1000), -6);
+                direct.observe(value);
+                tally.observe(value);
+            }
+            EXPECT_EQ(tally.count(), n);
+            tallied.add(tally);
+            EXPECT_EQ(tally.count(), 0U) << "added, then emptied";
+            ASSERT_EQ(tallied.cumulative_counts(), direct.cumulative_counts()) << "seed " << seed;
+            ASSERT_EQ(tallied.count(), direct.count());
+            ASSERT_NEAR(tallied.sum(), direct.sum(), 1e-9 * (1.0 + direct.sum()));
+        }
+    }
 }
 
 TEST(Logging, JsonLinesEscapeWhateverTheMessageHolds) {

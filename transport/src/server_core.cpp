@@ -191,8 +191,8 @@ void server_core::on_response(const datagram_header& header, std::span<const std
     const auto timeout = config_.timeout.count() > 0
                              ? clock::duration{config_.timeout}
                              : clock::duration{std::chrono::seconds{handshake->timeout_seconds}};
-    auto& connection = connections_.add(
-        std::make_unique<server_connection>(next_id_++, *handshake, from, timeout, config_.link, now));
+    auto& connection = connections_.add(std::make_unique<server_connection>(
+        connections_.next_id(), *handshake, from, timeout, config_.link, now));
     handshake_.connected(*handshake, from, unix);
     sodium_memzero(handshake->client_to_server_key.data(), key_bytes);
     sodium_memzero(handshake->server_to_client_key.data(), key_bytes);

@@ -129,16 +129,26 @@ private:
     void update_relevancy(client_state& c, relevancy_scratch& scratch) const;
     // One encoder, the envelope it writes into, the clients pinned to it and those prepare() gave it.
     struct encoder_slot {
-        encoder_slot(const proto::row_history& rows, proto::view_encoder_options options)
-            : encoder{rows, options} {}
+        encoder_slot(const proto::row_history& rows, proto::view_encoder_options options,
+                     const histogram& budget_use)
+            : encoder{rows, options}
+            , budget_use{budget_use} {}
         proto::view_encoder encoder;
         v1::Envelope envelope;
         std::string encoded; // the envelope's bytes, before they are framed
         std::size_t clients{};
         std::vector<client_state*> batch;
+        // What its snapshots add to the metrics, gathered by the one thread writing them and added by
+        // count_written(): an atomic add per client per tick on lines shared by the workers bounced them
+        // between the cores.
+        proto::view_encoder_stats counted; // the encoder's statistics when last added
+        std::uint64_t deferred{};
+        histogram_tally budget_use;
     };
     // Thread-safe for clients of distinct encoders.
     outgoing_snapshot write_snapshot(client_state& c, encoder_slot& slot) const;
+    // Adds to the metrics what the slot's snapshots gathered since the last call.
+    void count_written(encoder_slot& slot) const;
     // Clients to the encoder of their stretch of the arena (by their avatar's x), so that each encoder's
     // codes serve clients that see the same entities.
     void group_by_place(std::span<client_replication* const> clients);

@@ -36,12 +36,16 @@ private:
     std::atomic<double> value_{0.0};
 };
 
+class histogram_tally;
+
 /// Cumulative histogram over fixed upper bounds (plus +Inf).
 class histogram {
 public:
     explicit histogram(std::vector<double> upper_bounds);
 
     void observe(double value) noexcept;
+    /// Adds what a tally observed, and empties it.
+    void add(histogram_tally& tally) noexcept;
 
     [[nodiscard]] const std::vector<double>& upper_bounds() const noexcept { return bounds_; }
     /// Observations <= upper_bounds()[i], cumulative as Prometheus wants them; the last entry is +Inf.
@@ -61,6 +65,26 @@ private:
     std::unique_ptr<std::atomic<std::uint64_t>[]> buckets_; // per bucket, not cumulative; last is +Inf
     std::atomic<double> sum_{0.0};
     std::atomic<std::uint64_t> count_{0};
+};
+
+/// Observations one thread gathers without atomics, added to a histogram at once (histogram::add): the
+/// server's workers observing per client per tick on the histogram's own atomics bounced its cache lines
+/// between the cores.
+class histogram_tally {
+public:
+    explicit histogram_tally(const histogram& of);
+
+    void observe(double value) noexcept;
+    [[nodiscard]] std::uint64_t count() const noexcept { return count_; }
+
+private:
+    friend class histogram;
+    const histogram* of_;
+    std::vector<std::uint64_t> buckets_; // per bucket, as the histogram's
+    std::size_t lowest_{};               // the buckets observed since the last add, at most this range
+    std::size_t highest_{0};
+    double sum_{0.0};
+    std::uint64_t count_{0};
 };
 
 /// Counters sharing a name, one per value of a single label.

@@ -9,7 +9,7 @@
 #include <functional>
 #include <memory>
 #include <span>
-#include <unordered_map>
+#include <vector>
 
 #include <asio/io_context.hpp>
 
@@ -50,8 +50,14 @@ private:
     std::chrono::milliseconds handshake_timeout_;
     drop_sink on_drop_;
     transport::udp_server server_;
-    // Found for every message: hashed, not a tree walk.
-    std::unordered_map<transport::connection_id, std::shared_ptr<udp_connection>> connections_;
+    struct slot {
+        transport::connection_id id{};
+        std::shared_ptr<udp_connection> connection;
+    };
+    // Found for every message: by the transport's slot (transport::connection_slot), one array access.
+    std::vector<slot> connections_;
+
+    [[nodiscard]] slot* find(transport::connection_id id) noexcept;
     bool stopped_{false};
 };
 

@@ -111,7 +111,6 @@ private:
     server_counters counters_;
     handshake_handler handshake_;
     connection_manager connections_;
-    connection_id next_id_{1};
     bool dev_key_;
     int depth_{0}; // nesting of public calls (a handler calling back in): collect at the outermost
     std::array<std::uint8_t, max_datagram_bytes> plain_{};

@@ -15,8 +15,22 @@
 
 namespace ecsnet::transport {
 
-/// A connection's id on its server: never reused while the server runs.
+/// A connection's id on its server: never reused while the server runs. Its low 32 bits are the
+/// connection's slot (below the server's max_clients, reused once the connection ends), its high 32 bits the
+/// slot's generation (from 1, so that no id is 0): an owner may keep its own per-connection state in an
+/// array indexed by the slot, as the server does (connection_manager.hpp).
 using connection_id = std::uint64_t;
+
+[[nodiscard]] constexpr std::uint32_t connection_slot(connection_id id) noexcept {
+    return static_cast<std::uint32_t>(id);
+}
+[[nodiscard]] constexpr std::uint32_t connection_generation(connection_id id) noexcept {
+    return static_cast<std::uint32_t>(id >> 32);
+}
+[[nodiscard]] constexpr connection_id make_connection_id(std::uint32_t slot,
+                                                         std::uint32_t generation) noexcept {
+    return (connection_id{generation} << 32) | slot;
+}
 
 struct connection_info {
     connection_id id{};
