@@ -8,7 +8,8 @@
 // An id is a slot and the slot's generation, as an ECS entity is an index and a version (seeds 001): a
 // connection is found by id several times per datagram, and an array access is one cache line where a hash
 // table's bucket and node were two cold misses per lookup for each of a thousand clients every tick. The
-// generation tells a connection from the earlier ones of its slot, so that ids are never reused.
+// generation tells a connection from the earlier ones of its slot, so that ids are never reused (a
+// slot would need 2^32 connections to wrap).
 
 #include <cstddef>
 #include <cstdint>
