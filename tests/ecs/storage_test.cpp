@@ -1,12 +1,9 @@
 // Component storage: components stay with their entities, are moved and never copied, tags store nothing,
 // and a fixed-capacity storage never allocates after construction.
 
-#include <atomic>
 #include <cstdint>
-#include <cstdlib>
 #include <map>
 #include <memory>
-#include <new>
 #include <random>
 #include <string>
 
@@ -14,31 +11,7 @@
 
 #include <ecsnet/ecs/storage.hpp>
 
-namespace {
-
-std::atomic<std::size_t> allocations{0};
-
-} // namespace
-
-// Count every allocation of this test binary, to prove a fixed-capacity storage makes none. The
-// replacements pair malloc with free; gcc cannot see that both sides are replaced.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-void* operator new(std::size_t size) {
-    allocations.fetch_add(1, std::memory_order_relaxed);
-    if (void* p = std::malloc(size == 0 ? 1 : size)) {
-        return p;
-    }
-    throw std::bad_alloc{};
-}
-void operator delete(void* p) noexcept {
-    std::free(p);
-}
-void operator delete(void* p, std::size_t) noexcept {
-    std::free(p);
-}
-
-#pragma GCC diagnostic pop
+#include "allocation_counter.hpp"
 
 namespace storage_test {
 
@@ -154,7 +127,8 @@ TEST(Storage, ComponentsAreMovedNeverCopied) {
 
 TEST(Storage, FixedCapacityNeverAllocatesAfterConstruction) {
     ecsnet::storage<Position, ecsnet::fixed_capacity<1024>> pool;
-    const auto before = allocations.load();
+    ecsnet::test_support::reset_allocation_count();
+    ecsnet::test_support::count_allocations(true);
     for (std::uint32_t round = 0; round < 10; ++round) {
         for (std::uint32_t i = 0; i < 1024; ++i) {
             pool.emplace(make(i, round), 1.F, 2.F);
@@ -164,7 +138,8 @@ TEST(Storage, FixedCapacityNeverAllocatesAfterConstruction) {
         }
         pool.clear();
     }
-    EXPECT_EQ(allocations.load(), before);
+    ecsnet::test_support::count_allocations(false);
+    EXPECT_EQ(ecsnet::test_support::allocations_counted(), 0U);
 }
 
 TEST(Storage, FixedCapacityOverflowIsAClearErrorAndChangesNothing) {

@@ -3,11 +3,8 @@
 // priority_selector::accumulate_and_select. (The grid itself may reallocate a cell whose population swings by
 // 4x: amortized O(1), not counted here.)
 
-#include <atomic>
 #include <cmath>
 #include <cstdint>
-#include <cstdlib>
-#include <new>
 #include <random>
 #include <vector>
 
@@ -18,35 +15,9 @@
 #include <ecsnet/server/interest/priority_selector.hpp>
 #include <ecsnet/server/interest/spatial_grid.hpp>
 
-namespace {
-
-std::atomic<bool> counting{false};
-std::atomic<std::size_t> allocations{0};
-
-} // namespace
-
-// Count the allocations made while `counting` is set. The replacements pair malloc with free; gcc cannot see
-// that both sides are replaced.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-void* operator new(std::size_t size) {
-    if (counting.load(std::memory_order_relaxed)) {
-        allocations.fetch_add(1, std::memory_order_relaxed);
-    }
-    if (void* p = std::malloc(size == 0 ? 1 : size)) {
-        return p;
-    }
-    throw std::bad_alloc{};
-}
-void operator delete(void* p) noexcept {
-    std::free(p);
-}
-void operator delete(void* p, std::size_t) noexcept {
-    std::free(p);
-}
+#include "allocation_counter.hpp"
 
 namespace interest_allocation_test {
-#pragma GCC diagnostic pop
 
 namespace {
 
@@ -96,7 +67,7 @@ TEST(InterestSteadyState, ReplayingASceneAllocatesNothing) {
             for (id_type id = 0; id < ids; ++id) {
                 grid.move(id, frame[id].x, frame[id].y);
             }
-            counting = count;
+            ecsnet::test_support::count_allocations(count);
             for (id_type c = 0; c < clients; ++c) {
                 changes.clear();
                 const id_type avatar[] = {c};
@@ -113,15 +84,15 @@ TEST(InterestSteadyState, ReplayingASceneAllocatesNothing) {
                 sent += chosen.size();
                 ++updates;
             }
-            counting = false;
+            ecsnet::test_support::count_allocations(false);
         }
     };
     play(false);
     play(false); // the scene played twice: every buffer has grown to the largest it will need
-    allocations = 0;
+    ecsnet::test_support::reset_allocation_count();
     churn = 0;
     play(true);
-    EXPECT_EQ(allocations.load(), 0u) << "over " << updates / 3 << " updates";
+    EXPECT_EQ(ecsnet::test_support::allocations_counted(), 0u) << "over " << updates / 3 << " updates";
     EXPECT_GT(churn, 1000u) << "ids must enter and leave during the replay, or it proves little";
     EXPECT_GT(sent, 0u);
     std::size_t members = 0;

@@ -5,37 +5,11 @@
 
 #include <gtest/gtest.h>
 
-#include <atomic>
-#include <cstdlib>
-#include <new>
 #include <vector>
 
+#include "allocation_counter.hpp"
 #include "ecsnet/transport/link.hpp"
 #include "link_harness.hpp"
-
-// Counts allocations while `counting` is set (this test binary's global operator new, on malloc; GCC sees
-// the replacement delete's free() and warns about a mismatch that is not one here).
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-namespace {
-std::atomic<bool> counting{false};
-std::atomic<std::size_t> allocations{0};
-} // namespace
-
-void* operator new(std::size_t size) {
-    if (counting.load(std::memory_order_relaxed)) {
-        allocations.fetch_add(1, std::memory_order_relaxed);
-    }
-    if (void* p = std::malloc(size == 0 ? 1 : size)) {
-        return p;
-    }
-    throw std::bad_alloc{};
-}
-void operator delete(void* p) noexcept {
-    std::free(p);
-}
-void operator delete(void* p, std::size_t) noexcept {
-    std::free(p);
-}
 
 namespace ecsnet::transport::link_refusal_test {
 namespace {
@@ -169,15 +143,15 @@ protected:
     void expect_refused(const bytes& body, receive_error reason) {
         const auto refused_before = victim_->stats().refused_for(reason);
         const auto delivered_before = victim_got_.size();
-        allocations = 0;
-        counting = true;
+        test_support::reset_allocation_count();
+        test_support::count_allocations(true);
         const auto result = victim_->receive(body, now_, collect(victim_got_));
-        counting = false;
+        test_support::count_allocations(false);
         EXPECT_EQ(result.error, reason) << "got " << to_string(result.error);
         EXPECT_FALSE(result.ok());
         EXPECT_EQ(result.delivered, 0U);
         EXPECT_EQ(victim_got_.size(), delivered_before);
-        EXPECT_EQ(allocations.load(), 0U) << "a refused body allocated";
+        EXPECT_EQ(test_support::allocations_counted(), 0U) << "a refused body allocated";
         EXPECT_EQ(victim_->stats().refused_for(reason), refused_before + 1);
         // The conversation goes on, with new messages both ways; the victim stays the twin's double.
         for (int i = 0; i < 60 && !HasFatalFailure(); ++i) {
