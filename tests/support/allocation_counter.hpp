@@ -1,10 +1,11 @@
 #pragma once
 
-// Counts a test program's allocations: allocation_counter.cpp replaces the global operator new (on
-// malloc) and counts its calls while counting is on. Linked only into the programs that prove some code
-// allocates nothing (ecsnet_add_tests_in_folder's COUNTING_ALLOCATIONS): the replacement is the whole
-// program's, and every other test keeps the sanitizers' own operator new, which tells new from new[] and
-// from malloc.
+// Counts a program's allocations: allocation_counter.cpp replaces the global operator new (on malloc) and
+// counts its calls while counting is on. Linked only into the programs that prove some code allocates
+// nothing (ecsnet_add_tests_in_folder's COUNTING_ALLOCATIONS, and bench/transport_bench): the replacement
+// is the whole program's, and every other test keeps the sanitizers' own operator new, which tells new
+// from new[] and from malloc. The test programs also link allocation_counter_check.cpp, which checks before
+// their tests that the replacement is in place.
 
 #include <cstddef>
 
