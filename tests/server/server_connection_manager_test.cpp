@@ -11,7 +11,7 @@
 
 #include "ecsnet/server/connection_manager.hpp"
 
-namespace connection_manager_test {
+namespace server_connection_manager_test {
 
 namespace {
 
@@ -148,4 +148,4 @@ TEST(ServerConnectionManager, MatchesAPlainListOnRandomOperations) {
 
 } // namespace
 
-} // namespace connection_manager_test
+} // namespace server_connection_manager_test
