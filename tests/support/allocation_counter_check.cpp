@@ -8,8 +8,8 @@
 
 namespace {
 
-// Before its tests, every program linking this checks that its operator new is the one below: otherwise
-// its "allocates nothing" tests would pass without counting anything.
+// Before its tests, every program linking this checks that its operator new is allocation_counter.cpp's:
+// otherwise its "allocates nothing" tests would pass without counting anything.
 class replacement_check final : public ::testing::Environment {
 public:
     void SetUp() override {
