@@ -3,6 +3,7 @@
 // The server's open client links (TCP and UDP), so that they can be visited each tick and all closed at
 // shutdown.
 
+#include <algorithm>
 #include <cstddef>
 #include <memory>
 #include <vector>
@@ -21,16 +22,16 @@ public:
     /// Forgets a closed link. O(links). During a visit the link is kept alive until the visit ends (the
     /// visit may be inside one of its own calls).
     void remove(const client_link& c) {
-        for (auto& held : connections_) {
-            if (held.get() == &c) {
-                --live_;
-                if (visiting_ > 0) {
-                    closed_during_visit_.push_back(std::move(held));
-                    return;
-                }
-                connections_.erase(connections_.begin() + (&held - connections_.data()));
-                return;
-            }
+        const auto held = std::find_if(connections_.begin(), connections_.end(),
+                                       [&c](const std::shared_ptr<client_link>& l) { return l.get() == &c; });
+        if (held == connections_.end()) {
+            return;
+        }
+        --live_;
+        if (visiting_ > 0) {
+            closed_during_visit_.push_back(std::move(*held)); // its place stays, empty, until the visit ends
+        } else {
+            connections_.erase(held);
         }
     }
 
