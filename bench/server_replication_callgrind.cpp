@@ -3,18 +3,22 @@
 // entities each, budget 128 kbps, relevancy every 4 ticks), and per tick what game_server::tick does for
 // them: the world's systems, the capture, the replicator's tick (grid, relevant sets), then each client's
 // snapshot and its ack, L to L + 2 ticks late (--lag L, default 1; a client 200 ms away acks 6 or more
-// ticks late at 30 Hz). Two workloads, each a function of its own, after a warm-up:
+// ticks late at 30 Hz); with --burst B, client i acks every (i mod B) + 1 ticks, all it has at once (a client
+// whose thread runs late: its views in flight pile up, then go together). Two workloads, each a function of
+// its own, after a warm-up of their own (warm_up_ticks: the joins and every client's set filling, which
+// steady ticks do not do):
 //   fixed_ticks(T)       T ticks with no client: the world, the capture, the grid (the baseline)
 //   replicated_ticks(T)  the same T ticks with N clients
 // (replicated - fixed) / (N T) is the per-client cost. Run plainly it prints thread CPU time; under
 //   valgrind --tool=callgrind --callgrind-out-file=/tmp/rep.cg build/bench/server_replication_callgrind
 //   callgrind_annotate --inclusive=yes /tmp/rep.cg | grep -E "fixed_ticks|replicated_ticks"
 // it gives instruction counts, repeatable on a loaded machine (bench/RESULTS.md, "Capacity with interest
-// management"). Flags: --clients N (default 500), --ticks T (default 60), --period P (relevancy period),
-// --lag L, --workers W (default 1: the replicator's workers and encoders; above 1 the tick's snapshots are
-// written ahead on them, interest_replicator::prepare, as game_server::tick does for UDP links). It prints
-// the wall time per tick, the process's CPU (every thread), the encoders' cache hit rate and the minor page
-// faults per tick.
+// management"); add --toggle-collect='*replicated_ticks*' for where the measured ticks' instructions go.
+// Flags: --clients N (default 500), --ticks T (default 60), --period P (relevancy period), --lag L,
+// --burst B (default 1), --warmup W (default 30), --workers W (default 1: the replicator's workers and
+// encoders; above 1 the tick's snapshots are written ahead on them, interest_replicator::prepare, as
+// game_server::tick does for UDP links). It prints the wall time per tick, the process's CPU (every
+// thread), the encoders' cache hit rate and the minor page faults per tick.
 
 #include <chrono>
 #include <cstdio>
@@ -56,12 +60,14 @@ struct bench_client {
     std::unique_ptr<client_replication> replication;
     std::deque<proto::tick_type> in_flight;
     std::size_t lag{};
+    std::size_t burst{1}; // acks come this many at once
 };
 
 struct server_model {
     // The world's systems on one thread whatever `workers`: what changes is the replication alone.
-    server_model(std::uint32_t period, std::size_t workers, std::size_t lag)
+    server_model(std::uint32_t period, std::size_t workers, std::size_t lag, std::size_t burst)
         : lag{lag}
+        , burst{burst}
         , world{arena_options{10'000, 42, 30, 1}}
         , history{world.replicated_schema(), world.registry(), proto::history_options{32, 30}}
         , replicator{world, history, *world.spatial(),
@@ -75,6 +81,7 @@ struct server_model {
             bench_client c;
             c.replication = replicator.join(id, avatar, v1::ClientHello{}, refused);
             c.lag = lag + clients.size() % 3;
+            c.burst = 1 + clients.size() % burst;
             replications.push_back(c.replication.get());
             clients.push_back(std::move(c));
         }
@@ -93,6 +100,9 @@ struct server_model {
                 replicator.sent(*c.replication, snapshot->envelope().size() + 52);
                 c.in_flight.push_back(snapshot->tick);
             }
+            if (c.in_flight.size() < c.lag + c.burst) {
+                continue; // its acks have not arrived yet: they will together
+            }
             while (c.in_flight.size() > c.lag) {
                 v1::Ack ack;
                 ack.set_tick(c.in_flight.front());
@@ -103,6 +113,7 @@ struct server_model {
     }
 
     std::size_t lag;
+    std::size_t burst;
     arena_world world;
     proto::snapshot_history history;
     server_metrics metrics;
@@ -129,6 +140,13 @@ struct server_model {
     }
 }
 
+// The warm-ups, apart: the measured functions' inclusive counts hold the measured ticks only.
+[[gnu::noinline]] void warm_up_ticks(server_model& m, int ticks) {
+    for (int t = ticks; t > 0; --t) {
+        m.tick();
+    }
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -137,13 +155,19 @@ int main(int argc, char** argv) {
     long period_flag = 4;
     long workers_flag = 1;
     long lag_flag = 1;
+    long burst_flag = 1;
+    long warmup_flag = 30;
     if (!ecsnet::bench::read_count_flags(argc, argv,
                                          {{"--clients", 1, &clients_flag},
                                           {"--ticks", 1, &ticks_flag},
                                           {"--period", 0, &period_flag},
                                           {"--workers", 1, &workers_flag},
-                                          {"--lag", 0, &lag_flag}})) {
-        std::fprintf(stderr, "usage: %s [--clients N] [--ticks T] [--period P] [--workers W] [--lag L]\n",
+                                          {"--lag", 0, &lag_flag},
+                                          {"--burst", 1, &burst_flag},
+                                          {"--warmup", 0, &warmup_flag}})) {
+        std::fprintf(stderr,
+                     "usage: %s [--clients N] [--ticks T] [--period P] [--workers W] [--lag L] [--burst B] "
+                     "[--warmup W]\n",
                      argv[0]);
         return 2;
     }
@@ -152,12 +176,13 @@ int main(int argc, char** argv) {
     const auto period = static_cast<std::uint32_t>(period_flag);
     const auto workers = static_cast<std::size_t>(workers_flag);
     const auto lag = static_cast<std::size_t>(lag_flag);
+    const auto burst = static_cast<std::size_t>(burst_flag);
     using wall_clock = std::chrono::steady_clock;
     const auto wall_since = [](wall_clock::time_point t) {
         return std::chrono::duration<double>(wall_clock::now() - t).count();
     };
-    server_model without{period, workers, lag};
-    fixed_ticks(without, 10); // warm-up
+    server_model without{period, workers, lag, burst};
+    warm_up_ticks(without, 10);
     const double a = thread_cpu_seconds();
     const double a_cpu = process_cpu_seconds();
     const long a_faults = minor_faults();
@@ -168,9 +193,10 @@ int main(int argc, char** argv) {
     const long fixed_faults = minor_faults() - a_faults;
     const double fixed = thread_cpu_seconds() - a;
 
-    server_model with{period, workers, lag};
+    server_model with{period, workers, lag, burst};
     with.join(clients);
-    replicated_ticks(with, 30); // warm-up: every client's set full, acks flowing
+    // Every client's set full (it fills over about 30 ticks), acks flowing.
+    warm_up_ticks(with, static_cast<int>(warmup_flag));
     with.bytes = 0;
     const auto stats_before = with.replicator.encoder_stats();
     const double b = thread_cpu_seconds();
@@ -189,10 +215,11 @@ int main(int argc, char** argv) {
         (replicated_cpu - fixed_cpu) * 1e6 / static_cast<double>(clients) / ticks;
     const auto lookups = static_cast<double>(stats_after.lookups - stats_before.lookups);
     const auto hits = static_cast<double>(stats_after.hits - stats_before.hits);
-    std::printf("clients %zu, ticks %d, relevancy period %u, workers %zu, ack lag %zu: fixed %.3f ms/tick, "
+    std::printf("clients %zu, ticks %d, relevancy period %u, workers %zu, ack lag %zu, bursts of up to %zu: "
+                "fixed %.3f ms/tick, "
                 "with clients %.3f ms/tick (tick thread CPU), per client per tick %.2f us, %.0f bytes per "
                 "snapshot\n",
-                clients, ticks, period, workers, lag, fixed * 1e3 / ticks, replicated * 1e3 / ticks,
+                clients, ticks, period, workers, lag, burst, fixed * 1e3 / ticks, replicated * 1e3 / ticks,
                 per_client_tick_us, static_cast<double>(with.bytes) / static_cast<double>(clients) / ticks);
     std::printf(
         "  wall: fixed %.3f ms/tick, with clients %.3f ms/tick; process CPU per client per tick %.2f us; "

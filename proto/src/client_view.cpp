@@ -139,33 +139,48 @@ void client_view::reset() {
 void client_view::on_ack(tick_type tick, bool full_state_requested) {
     if (full_state_requested) {
         acked_.reset();
-        while (!frames_.empty()) {
-            recycle(std::move(frames_.front()));
-            frames_.pop_front();
-        }
+        frames_.clear();
         return;
     }
     if (acked_ && tick <= *acked_) {
         return; // baselines only move forward
     }
-    const auto found =
-        std::find_if(frames_.begin(), frames_.end(), [tick](const view_frame& f) { return f.tick == tick; });
-    if (found == frames_.end()) {
+    std::size_t found = 0;
+    while (found < frames_.size() && frames_[found].tick != tick) {
+        ++found;
+    }
+    if (found == frames_.size()) {
         return; // not a view we keep: the next snapshot uses the base we have
     }
     acked_ = tick;
-    // Views older than the base are never used again; their buffers serve the next views (a fresh buffer
-    // per view was a malloc and a zero-fill of a few kilobytes per client per tick).
-    for (auto older = frames_.begin(); older != found; ++older) {
-        recycle(std::move(*older));
+    // Views older than the base are never used again.
+    for (; found > 0; --found) {
+        frames_.pop_front();
     }
-    frames_.erase(frames_.begin(), found);
 }
 
-void client_view::recycle(view_frame&& frame) {
-    if (spare_.size() < 4) {
-        spare_.push_back(std::move(frame));
+void client_view::drop_oldest() noexcept {
+    if (acked_ && frames_.front().tick == *acked_) {
+        acked_.reset(); // the client is far behind: its next snapshot is a full state
     }
+    frames_.pop_front();
+}
+
+// Views kept beyond what a client has needed at once for a while: what a burst of lost acks (up to
+// max_frames views, a few kilobytes each) made it keep goes back once its acks have been steady again
+// for about half a minute at 30 Hz.
+void client_view::release_calm_surplus() {
+    constexpr std::uint32_t calm_writes = 1024;
+    most_in_flight_ = std::max(most_in_flight_, frames_.size());
+    if (++writes_since_release_ < calm_writes) {
+        return;
+    }
+    const std::size_t keep = std::max<std::size_t>(2 * most_in_flight_, 8);
+    if (frames_.capacity() > 2 * keep) {
+        frames_.release_spare(keep);
+    }
+    most_in_flight_ = frames_.size();
+    writes_since_release_ = 0;
 }
 
 const view_frame* client_view::base() const noexcept {
@@ -183,6 +198,9 @@ view_write_report client_view::write(std::span<const net_entity> relevant, std::
     const auto& rows = encoder.rows();
     const auto& layout = rows.layout();
     const tick_type tick = encoder.tick();
+    // The new view's slot is made before the base and the newest are looked at: making it may move them.
+    // At most max_frames_ views are kept, and the one written before the oldest is dropped.
+    frames_.reserve(frames_.size() + 1, max_frames_ + 1);
     const view_frame* base = this->base();
     const view_frame* newest = this->newest();
     static const std::vector<view_entry> no_entries;
@@ -414,11 +432,17 @@ view_write_report client_view::write(std::span<const net_entity> relevant, std::
     }
 
     // The new view, and the lists.
-    view_frame frame;
-    if (!spare_.empty()) {
-        frame = std::move(spare_.back()); // a dropped view's buffer
-        spare_.pop_back();
-    }
+    view_frame& frame = frames_.push_back(); // a dropped view's buffers, if the queue kept one here
+    // Until it is whole, a view must not be taken for one sent: an exception below gives its slot back.
+    struct unfinished_view {
+        recycling_queue<view_frame>& frames;
+        bool done{false};
+        ~unfinished_view() {
+            if (!done) {
+                frames.pop_back();
+            }
+        }
+    } unfinished{frames_};
     frame.tick = tick;
     frame.tables_version = encoder.tables_version();
     // Written in place through a cursor: a push_back per entry was a tenth of the writing (an out-of-line
@@ -580,14 +604,11 @@ view_write_report client_view::write(std::span<const net_entity> relevant, std::
     report.body_bits = body.bit_size();
     report.shared_bits = shared;
 
-    frames_.push_back(std::move(frame));
+    unfinished.done = true;
     while (frames_.size() > max_frames_) {
-        if (acked_ && frames_.front().tick == *acked_) {
-            acked_.reset(); // the client is far behind: its next snapshot is a full state
-        }
-        recycle(std::move(frames_.front()));
-        frames_.pop_front();
+        drop_oldest();
     }
+    release_calm_surplus();
     return report;
 }
 

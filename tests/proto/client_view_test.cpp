@@ -1,7 +1,8 @@
 // client_view's admission under a budget (in flight first, then by priority, ties by index, the first
 // one even alone over budget, no more once nothing fits) and the view it keeps (entries sorted by index,
 // its checksum the sum of its entries' terms), on the arena scene. The randomized differential test
-// (view_differential_test.cpp) checks what clients show; this one pins the order and the bookkeeping.
+// (view_differential_test.cpp) checks what clients show; this one pins the order and the bookkeeping, and
+// that a client's views stop allocating once their buffers have grown, however its acks come.
 
 #include <algorithm>
 #include <numeric>
@@ -15,6 +16,8 @@
 #include "ecsnet/proto/history.hpp"
 #include "ecsnet/proto/row_history.hpp"
 #include "ecsnet/proto/view_encoder.hpp"
+
+#include "allocation_counter.hpp"
 
 namespace client_view_test {
 
@@ -172,6 +175,64 @@ TEST(ClientView, EveryViewIsSortedAndItsChecksumIsTheSumOfItsTerms) {
                 view.on_ack(sent[sent.size() - 3], false);
             }
         }
+    }
+}
+
+// A client's thread late by a few ticks acks them all at once: the views in flight pile up, then most go
+// at once. A deque freed its node blocks and a few spare views kept only four buffers, so every burst
+// made the next ticks allocate views of a few kilobytes again. Clients whose acks come steadily, in
+// bursts of up to 8, or not at all for a while (the view falls back to a full state), each played for a
+// while first: then writing and acking allocate nothing, and each keeps no more views than it needed.
+TEST(ClientView, AcksInBurstsAllocateNothingOnceTheBuffersHaveGrown) {
+    world w{400};
+    constexpr std::size_t clients = 12;
+    std::vector<client_view> views;
+    views.reserve(clients);
+    for (std::size_t c = 0; c < clients; ++c) {
+        views.emplace_back(w.encoder, 16);
+    }
+    std::vector<v1::Envelope> envelopes(clients);
+    std::vector<std::vector<tick_type>> unacked(clients);
+    for (auto& ticks : unacked) {
+        ticks.reserve(64); // the test's own list: its allocations are not the views'
+    }
+    const auto relevant = w.everything();
+    const std::vector<float> weights(relevant.size(), 1.0F);
+    std::size_t bursts = 0;
+    std::size_t full_states = 0;
+    const auto play = [&](int ticks, bool count) {
+        for (int t = 0; t < ticks; ++t) {
+            w.step(); // the world's own allocations are not the views'
+            ecsnet::test_support::count_allocations(count);
+            for (std::size_t c = 0; c < clients; ++c) {
+                const auto report = views[c].write(relevant, weights, 60'000, 0, envelopes[c]);
+                full_states += report.full_state ? 1 : 0;
+                unacked[c].push_back(w.tick);
+                // Client c acks every c % 8 + 1 ticks, every view it has at once. Client 11 also goes
+                // silent for 20 ticks of every 60, past the 16 views kept.
+                const bool silent = c == 11 && w.tick % 60 < 20;
+                if (!silent && unacked[c].size() > c % 8) {
+                    bursts += unacked[c].size() > 1 ? 1 : 0;
+                    for (const auto tick : unacked[c]) {
+                        views[c].on_ack(tick, false);
+                    }
+                    unacked[c].clear();
+                }
+            }
+            ecsnet::test_support::count_allocations(false);
+        }
+    };
+    play(300, false);
+    ecsnet::test_support::reset_allocation_count();
+    bursts = 0;
+    full_states = 0;
+    play(300, true);
+    EXPECT_EQ(ecsnet::test_support::allocations_counted(), 0U)
+        << "over 300 ticks of " << clients << " clients";
+    EXPECT_GT(bursts, 600U) << "acks must come in bursts, or this proves little";
+    EXPECT_GT(full_states, 0U) << "the silent client must fall back to a full state";
+    for (const auto& view : views) {
+        EXPECT_LE(view.frames_kept(), 17U) << "at most the views kept and the one being written";
     }
 }
 

@@ -29,13 +29,13 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "ecsnet/v1/envelope.pb.h"
+#include "recycling_queue.hpp"
 #include "view_encoder.hpp"
 #include "view_frame.hpp"
 
@@ -77,6 +77,9 @@ public:
     [[nodiscard]] const view_frame* newest() const noexcept {
         return frames_.empty() ? nullptr : &frames_.back();
     }
+    /// Views kept for reuse, in flight or not (what the most views in flight at once made it keep, until
+    /// a long calm gives the surplus back).
+    [[nodiscard]] std::size_t frames_kept() const noexcept { return frames_.capacity(); }
 
     /// Writes the ViewSnapshot of the encoder's tick into `out` (an Envelope) and keeps the new view.
     /// `relevant`: sorted by index, each alive in the encoder's rows; `weights`: their priority weights
@@ -90,12 +93,17 @@ private:
         tick_type since{};
     };
 
-    void recycle(view_frame&& frame);
+    void drop_oldest() noexcept;
+    void release_calm_surplus();
 
     view_encoder* encoder_;
     std::size_t max_frames_;
-    std::deque<view_frame> frames_; // sent views, oldest first
-    std::vector<view_frame> spare_; // dropped views, whose buffers the next ones reuse
+    // Sent views, oldest first. A dropped view's buffers serve the next ones: a fresh buffer per view was a
+    // malloc and a zero-fill of a few kilobytes per client per tick, and with a few spare ones only, every
+    // burst of acks freed views that the next ticks allocated again.
+    recycling_queue<view_frame> frames_;
+    std::size_t most_in_flight_{0}; // the most views kept at once since the last release_calm_surplus()
+    std::uint32_t writes_since_release_{0};
     std::optional<tick_type> acked_;
     std::vector<waiting_entry> waiting_;      // relevant entities not entered yet, and since when
     std::vector<waiting_entry> next_waiting_; // the next waiting_, while it is made
