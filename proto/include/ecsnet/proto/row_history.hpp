@@ -56,6 +56,8 @@ public:
     }
     /// The tick the current value was taken at (alive indices only).
     [[nodiscard]] tick_type since(std::uint32_t index) const noexcept { return since_[index]; }
+    /// since() of every index, no_tick where none is alive (for loops over many entities).
+    [[nodiscard]] std::span<const tick_type> since_all() const noexcept { return since_; }
     /// The current row (alive indices only).
     [[nodiscard]] const std::uint32_t* current(std::uint32_t index) const noexcept {
         return rows_.data() + std::size_t{index} * layout_.width();
