@@ -353,9 +353,11 @@ void interest_replicator::update_relevancy(client_state& c, relevancy_scratch& s
     }
     std::sort(entered.begin(), entered.end(),
               [](const proto::net_entity& a, const proto::net_entity& b) { return a.index < b.index; });
+    // Written through a cursor into room made once (a push_back per member, with its capacity check,
+    // was most of this merge's instructions).
     auto& merged = scratch.merged;
-    merged.clear();
-    merged.reserve(c.relevant.size() + entered.size());
+    merged.resize(c.relevant.size() + entered.size());
+    proto::net_entity* out = merged.data();
     std::size_t l = 0;
     std::size_t e = 0;
     for (auto id : c.relevant) {
@@ -374,16 +376,18 @@ void interest_replicator::update_relevancy(client_state& c, relevancy_scratch& s
             id.generation = rows_.generation(id.index);
         }
         while (e < entered.size() && entered[e].index < id.index) {
-            merged.push_back(entered[e++]);
+            *out++ = entered[e++];
         }
-        merged.push_back(id);
+        *out++ = id;
     }
-    merged.insert(merged.end(), entered.begin() + static_cast<std::ptrdiff_t>(e), entered.end());
+    out = std::copy(entered.begin() + static_cast<std::ptrdiff_t>(e), entered.end(), out);
+    merged.resize(static_cast<std::size_t>(out - merged.data()));
     c.relevant.swap(merged);
     c.clean_at = tick_;
     c.filtered = false;
 
-    c.weights.clear();
+    c.weights.resize(c.relevant.size());
+    float* weight = c.weights.data();
     for (const auto& id : c.relevant) {
         float w = weights.max;
         if (center) {
@@ -396,7 +400,7 @@ void interest_replicator::update_relevancy(client_state& c, relevancy_scratch& s
         if (id.index < priority_.size()) {
             w *= priority_[id.index];
         }
-        c.weights.push_back(std::max(w, 1e-3F));
+        *weight++ = std::max(w, 1e-3F);
     }
 }
 
