@@ -34,6 +34,16 @@ constexpr std::uint32_t index_cost = 14;
 // Header and empty lists, roughly.
 constexpr std::int64_t fixed_cost = 40 * 8;
 
+// How far ahead the walks over a view ask for its entries: views are cold (a thousand clients were written
+// since), and a walk stalls on each new line of one.
+constexpr std::size_t prefetch_distance = 8;
+
+// Of `count` entries, how many have an entry prefetch_distance ahead: a walk's position below it may ask
+// for that entry without checking the bound again.
+constexpr std::size_t with_entry_ahead(std::size_t count) noexcept {
+    return count > prefetch_distance ? count - prefetch_distance : 0;
+}
+
 // Asks for the cache line of entries[at], if there is one, without waiting for it.
 template<typename Entries>
 void prefetch_at(const Entries& entries, std::size_t at) noexcept {
@@ -45,16 +55,16 @@ void prefetch_at(const Entries& entries, std::size_t at) noexcept {
 // A sorted list of entries by index: the entry of `index`, if any, from a cursor that only moves forward.
 // A plain walk: a bisection touches fewer of a cold view's lines, but each one a miss the prefetcher does
 // not see coming (measured slower, bench/server_replication_callgrind at 1,000 clients); the walk asks for
-// the lines 8 entries ahead.
+// the lines prefetch_distance entries ahead.
 template<typename Entries>
 const view_entry* seek_entry(const Entries& entries, std::size_t& at, std::uint32_t index) noexcept {
     const view_entry* data = entries.data();
     const std::size_t size = entries.size();
-    const std::size_t prefetched = size > 8 ? size - 8 : 0;
+    const std::size_t prefetched = with_entry_ahead(size);
     std::size_t i = at;
     while (i < size && data[i].index < index) {
         if (i < prefetched) {
-            __builtin_prefetch(data + i + 8);
+            __builtin_prefetch(data + i + prefetch_distance);
         }
         ++i;
     }
@@ -274,8 +284,7 @@ view_write_report client_view::write(std::span<const net_entity> relevant, std::
         // bound: 19 instructions an entry, where two bounds and `since` reached through the history took 25.
         {
             const std::size_t steps = std::min(base_entries.size() - b, relevant.size() - r);
-            // The base is cold and the walk stalls on each new line of it: asked for 8 entries ahead.
-            const std::size_t prefetched = base_entries.size() - b > 8 ? base_entries.size() - b - 8 : 0;
+            const std::size_t prefetched = with_entry_ahead(base_entries.size() - b);
             const view_entry* e = base_entries.data() + b;
             const net_entity* id = relevant.data() + r;
             const tick_type* since = rows.since_all().data();
@@ -286,7 +295,7 @@ view_write_report client_view::write(std::span<const net_entity> relevant, std::
                     break;
                 }
                 if (k < prefetched) {
-                    __builtin_prefetch(e + k + 8);
+                    __builtin_prefetch(e + k + prefetch_distance);
                 }
             }
             b += k;
@@ -295,7 +304,7 @@ view_write_report client_view::write(std::span<const net_entity> relevant, std::
         if (b == base_entries.size() && r == relevant.size()) {
             break;
         }
-        prefetch_at(base_entries, b + 8);
+        prefetch_at(base_entries, b + prefetch_distance);
         const auto base_index = b < base_entries.size() ? base_entries[b].index : 0xFFFFFFFFU;
         const auto relevant_index = r < relevant.size() ? relevant[r].index : 0xFFFFFFFFU;
         if (base_index < relevant_index ||
