@@ -74,7 +74,8 @@ const proto::schema& arena_world::replicated_schema() const {
 
 std::optional<spatial_layout> arena_world::spatial() const {
     const auto half = static_cast<float>(arena::arena_half_extent);
-    return spatial_layout{"Transform", "x", "y", -half, -half, half, half};
+    // No visibility rule beyond the radius: may_see is the default's yes.
+    return spatial_layout{"Transform", "x", "y", -half, -half, half, half, false};
 }
 
 std::size_t arena_world::npcs() const noexcept {

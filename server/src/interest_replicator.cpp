@@ -73,6 +73,7 @@ interest_replicator::interest_replicator(game_world& world, const proto::snapsho
                                          const spatial_layout& layout, interest_options options,
                                          server_metrics& metrics)
     : world_{&world}
+    , asks_may_see_{layout.asks_may_see}
     , history_{&history}
     , options_{options}
     , metrics_{&metrics}
@@ -325,6 +326,9 @@ void interest_replicator::update_relevancy(client_state& c, relevancy_scratch& s
         [&](interest::id_type index) {
             if (index < vetoed_.size() && vetoed_[index] != 0) {
                 return false; // hidden, or another client's
+            }
+            if (!asks_may_see_) {
+                return true;
             }
             const auto candidate =
                 entity_traits::construct(index, rows_.generation(index) & entity_traits::version_mask);

@@ -37,6 +37,10 @@ struct spatial_layout {
     float min_y{};
     float max_x{};
     float max_y{};
+    /// Whether game_world::may_see decides anything. A world whose may_see says yes to everything sets it
+    /// false: the server then asks nothing per entity in range when it recomputes a client's set (a couple
+    /// of hundred calls per client every few ticks, each reaching into the registry first).
+    bool asks_may_see{true};
 };
 
 struct client_input {
@@ -112,7 +116,7 @@ public:
     /// Whether an entity within a client's radius may be relevant to it (teams, rooms, line of sight...).
     /// Asked when the client's relevant set is recomputed (every few ticks), for entities in range that are
     /// not always relevant, from the server's worker threads, several clients at once: it must only read.
-    /// The default: yes.
+    /// The default: yes. Not asked at all when spatial()'s asks_may_see is false.
     [[nodiscard]] virtual bool may_see(client_id client, entity avatar, entity candidate) const {
         static_cast<void>(client);
         static_cast<void>(avatar);

@@ -159,6 +159,7 @@ private:
     [[nodiscard]] std::optional<interest::grid_position> position_of(std::uint32_t index) const noexcept;
 
     game_world* world_;
+    bool asks_may_see_; // spatial_layout::asks_may_see
     const proto::snapshot_history* history_;
     interest_options options_;
     server_metrics* metrics_;

@@ -25,18 +25,17 @@
 // the priority selector (priority_selector.hpp): zero when the member enters, carried along when a leave
 // moves the last member into the freed slot. Slots are valid until the next update() or force_out().
 //
-// Cost: an update is one pass over the members (marking them in a per-thread array indexed by id), one grid
-// query at the leave radius with one array lookup per id it finds, one more pass over the members, a grid
-// lookup per member that leaves or is always-relevant, and a table update per entry or leave:
-// O(query results + members). Nothing is allocated once the buffers have grown to the largest set and
-// candidate list seen (the per-thread array: 8 bytes per id up to the largest member id, shared by every
-// client updated on the thread). Clients may be updated on several threads at once; the filter must not
-// update another client itself. Always-relevant ids above spatial_grid::max_id are ignored.
+// Cost: an update is one pass over the members (marking them, with the generation each entered as, in a
+// per-thread array indexed by id), one grid query at the leave radius with one array lookup per id it finds,
+// one more pass over the members, a grid lookup per member that leaves or is always-relevant, and a table
+// update per entry or leave: O(query results + members). Nothing is allocated once the buffers have grown to
+// the largest set and candidate list seen (the per-thread array: 16 bytes per id up to the largest member
+// id, shared by every client updated on the thread). Clients may be updated on several threads at once; the
+// filter must not update another client itself. Always-relevant ids above spatial_grid::max_id are ignored.
 
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <limits>
 #include <span>
 #include <vector>
 
@@ -101,13 +100,11 @@ public:
     void update(const spatial_grid& grid, float center_x, float center_y, float enter_radius,
                 float leave_radius, std::span<const id_type> always_relevant, relevancy_changes& out,
                 Filter&& may_be_relevant = {}, Found&& found = {}) {
-        const std::uint32_t kept = next_epoch();
-        const std::uint32_t vetoed = kept + 1;
         const float query_radius = std::max(enter_radius, leave_radius);
         const float enter_squared = enter_radius * enter_radius;
         candidates_.clear();
         member_marks& marks = thread_marks();
-        marks.mark(ids_);
+        marks.mark(ids_, generations_);
 
         // 1. Always-relevant ids: a member stays (unless its id now holds another entity: it leaves below and
         // the new one is a candidate), any other is a candidate ahead of every spatial one.
@@ -116,9 +113,9 @@ public:
                 continue; // not an entity index (and the index table reserves the all-ones key)
             }
             const generation_type generation = grid.generation_of(id);
-            const slot_type slot = marks.find(id);
-            if (slot != npos && same_occupant(slot, generation)) {
-                states_[slot].seen = kept;
+            member_mark* mark = marks.find(id);
+            if (mark != nullptr && same_occupant(*mark, generation)) {
+                mark->fate = member_fate::kept;
                 continue;
             }
             candidates_.push_back({always_relevant_key, id, generation});
@@ -128,10 +125,10 @@ public:
         // candidates. The squared distances come from the grid, so they are the ones a scan would compute.
         grid.query_circle_entries(center_x, center_y, query_radius, [&](const grid_entry& entry, float d2) {
             found(entry.id, d2);
-            const slot_type slot = marks.find(entry.id);
-            if (slot != npos && same_occupant(slot, entry.generation)) {
-                if (states_[slot].seen != kept) {
-                    states_[slot].seen = may_be_relevant(entry.id) ? kept : vetoed;
+            member_mark* mark = marks.find(entry.id);
+            if (mark != nullptr && same_occupant(*mark, entry.generation)) {
+                if (mark->fate == member_fate::unseen) {
+                    mark->fate = may_be_relevant(entry.id) ? member_fate::kept : member_fate::vetoed;
                 }
                 return;
             }
@@ -141,15 +138,16 @@ public:
         });
 
         // 3. Members not kept leave (back to front, so the member swapped into a freed slot was seen
-        // already).
+        // already; its fate is found by its id, which the swap does not change).
         for (std::size_t slot = ids_.size(); slot-- > 0;) {
-            if (states_[slot].seen == kept) {
+            const id_type id = ids_[slot];
+            const member_fate fate = marks.find(id)->fate;
+            if (fate == member_fate::kept) {
                 continue;
             }
-            const id_type id = ids_[slot];
             leave_reason reason = leave_reason::forced;
-            if (states_[slot].seen != vetoed) {
-                const generation_type entered_as = states_[slot].generation;
+            if (fate != member_fate::vetoed) {
+                const generation_type entered_as = generations_[slot];
                 reason = entered_as != 0 && grid.generation_of(id) != entered_as
                              ? leave_reason::removed_from_grid
                              : leave_reason::out_of_range;
@@ -163,7 +161,7 @@ public:
         const std::size_t most_entering = std::min(candidates_.size(), max_entering_);
         index_.reserve(ids_.size() + candidates_.size());
         reserve_for(ids_, most_entering);
-        reserve_for(states_, most_entering);
+        reserve_for(generations_, most_entering);
         reserve_for(accumulators_, most_entering);
         reserve_for(out.entered, most_entering);
         std::size_t unique = 0;
@@ -188,7 +186,7 @@ public:
             }
             index_.assign(c.id, static_cast<slot_type>(ids_.size()));
             ids_.push_back(c.id);
-            states_.push_back({c.generation, kept});
+            generations_.push_back(c.generation);
             accumulators_.push_back(0.0f);
             out.entered.push_back(c.id);
         }
@@ -209,7 +207,7 @@ public:
     void clear() noexcept {
         index_.clear();
         ids_.clear();
-        states_.clear();
+        generations_.clear();
         accumulators_.clear();
     }
 
@@ -222,8 +220,8 @@ public:
     [[nodiscard]] slot_type slot_of(id_type id) const noexcept { return index_.find(id); }
     /// The grid generation a member was last seen with (0 for an always-relevant id not in the grid).
     [[nodiscard]] generation_type generation_at(slot_type slot) const noexcept {
-        ECSNET_ASSERT(slot < states_.size(), "slot out of range");
-        return states_[slot].generation;
+        ECSNET_ASSERT(slot < generations_.size(), "slot out of range");
+        return generations_[slot];
     }
     [[nodiscard]] std::size_t size() const noexcept { return ids_.size(); }
     [[nodiscard]] bool empty() const noexcept { return ids_.empty(); }
@@ -233,15 +231,29 @@ public:
     void set_max_entering(std::size_t count) noexcept { max_entering_ = std::max<std::size_t>(1, count); }
 
 private:
-    // id -> slot of the members of the client being updated, in an array indexed by id: the ids a query
-    // finds are looked up there rather than in the client's own table, because that array is shared by
-    // every client updated on the thread and stays in cache, where a thousand clients' tables do not.
+    // What an update decides of a member: found and kept, found and vetoed by the filter, or not found.
+    enum class member_fate : std::uint8_t { unseen, kept, vetoed };
+
+    // A member of the client being updated, as the update reads and decides it.
+    struct member_mark {
+        std::uint32_t stamp;        // of the update that wrote it: the mark is current only if it matches
+        slot_type slot;             // in members()
+        generation_type generation; // a copy of generations_[slot]
+        member_fate fate;
+    };
+
+    // id -> the mark of a member of the client being updated, in an array indexed by id: the ids a query
+    // finds are looked up there rather than in the client's own table or arrays, because that array is
+    // shared by every client updated on the thread and stays in cache, where a thousand clients' tables do
+    // not. The marks are written by one sequential pass over the client's members (which the hardware
+    // prefetches), so the query's random lookups by id, and the fates it decides, stay in that warm array
+    // (the client's own generations, read at random there, were the update's largest stall).
     // Marks carry the stamp of the update that wrote them, so nothing is ever cleared.
     class member_marks {
     public:
-        void mark(std::span<const id_type> members) {
+        void mark(std::span<const id_type> members, std::span<const generation_type> generations) {
             if (++stamp_ == 0) { // wrapped: forget every old mark
-                std::fill(marks_.begin(), marks_.end(), mark_type{0, 0});
+                std::fill(marks_.begin(), marks_.end(), member_mark{});
                 stamp_ = 1;
             }
             for (std::size_t slot = 0; slot < members.size(); ++slot) {
@@ -249,22 +261,19 @@ private:
                 if (id >= marks_.size()) {
                     grow(id);
                 }
-                marks_[id] = {stamp_, static_cast<slot_type>(slot)};
+                marks_[id] = {stamp_, static_cast<slot_type>(slot), generations[slot], member_fate::unseen};
             }
         }
-        [[nodiscard]] slot_type find(id_type id) const noexcept {
-            return id < marks_.size() && marks_[id].stamp == stamp_ ? marks_[id].slot : npos;
+        /// The mark of a member of the update, or null.
+        [[nodiscard]] member_mark* find(id_type id) noexcept {
+            return id < marks_.size() && marks_[id].stamp == stamp_ ? &marks_[id] : nullptr;
         }
 
     private:
-        struct mark_type {
-            std::uint32_t stamp;
-            slot_type slot;
-        };
         ECSNET_NOINLINE void grow(id_type id) {
-            marks_.resize(std::max<std::size_t>(std::size_t{id} + 1, marks_.size() * 2), mark_type{0, 0});
+            marks_.resize(std::max<std::size_t>(std::size_t{id} + 1, marks_.size() * 2), member_mark{});
         }
-        std::vector<mark_type> marks_;
+        std::vector<member_mark> marks_;
         std::uint32_t stamp_{0};
     };
 
@@ -272,12 +281,6 @@ private:
         thread_local member_marks marks;
         return marks;
     }
-
-    // What an update reads per member found, together in one place.
-    struct member_state {
-        generation_type generation; // of the entity the member entered as (0: not in the grid then)
-        std::uint32_t seen;         // the epoch stamp of the last update that kept (or vetoed) it
-    };
 
     struct candidate {
         float key; // always_relevant_key, else the squared distance
@@ -295,27 +298,15 @@ private:
         }
     };
 
-    // Whether the member in `slot` is the entity now under its id. A member that entered while not in the
-    // grid (generation 0, always-relevant) adopts the generation it is first found with.
-    bool same_occupant(slot_type slot, generation_type generation) noexcept {
-        generation_type& entered_as = states_[slot].generation;
-        if (entered_as == 0) {
-            entered_as = generation;
+    // Whether a marked member is the entity now under its id. A member that entered while not in the grid
+    // (generation 0, always-relevant) adopts the generation it is first found with.
+    bool same_occupant(member_mark& mark, generation_type generation) noexcept {
+        if (mark.generation == 0) {
+            mark.generation = generation;
+            generations_[mark.slot] = generation;
             return true;
         }
-        return entered_as == generation;
-    }
-
-    // Stamps tell "seen in this update" without clearing anything: two values per update (kept, vetoed).
-    std::uint32_t next_epoch() noexcept {
-        if (epoch_ >= std::numeric_limits<std::uint32_t>::max() - 4) {
-            for (member_state& state : states_) {
-                state.seen = 0;
-            }
-            epoch_ = 0;
-        }
-        epoch_ += 2;
-        return epoch_;
+        return mark.generation == generation;
     }
 
     void remove_slot(slot_type slot) noexcept {
@@ -323,12 +314,12 @@ private:
         index_.erase(ids_[slot]);
         if (slot != last) {
             ids_[slot] = ids_[last];
-            states_[slot] = states_[last];
+            generations_[slot] = generations_[last];
             accumulators_[slot] = accumulators_[last];
             index_.assign(ids_[slot], slot);
         }
         ids_.pop_back();
-        states_.pop_back();
+        generations_.pop_back();
         accumulators_.pop_back();
     }
 
@@ -342,10 +333,10 @@ private:
     }
 
     std::size_t max_entering_;
-    std::uint32_t epoch_{0};
     id_slot_map index_;
     std::vector<id_type> ids_;
-    std::vector<member_state> states_;
+    std::vector<generation_type> generations_; // per slot: the entity the member entered as (0: not in
+                                               // the grid then)
     std::vector<float> accumulators_;
     std::vector<candidate> candidates_;
 };
