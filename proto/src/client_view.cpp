@@ -227,7 +227,6 @@ view_write_report client_view::write(std::span<const net_entity> relevant, std::
     view_write_report report;
     report.tick = tick;
     report.full_state = base == nullptr;
-    report.relevant = relevant.size();
     // Everything of this client is cold in cache (a thousand clients were written since): the weights,
     // read only for the few candidates, at random, are fetched ahead while the merge runs, instead of a
     // miss per candidate; so are the first lines of the views the merge walks, before the hardware
@@ -252,7 +251,17 @@ view_write_report client_view::write(std::span<const net_entity> relevant, std::
     std::size_t r = 0;
     std::size_t n_at = 0;
     std::size_t w_at = 0;
+    std::size_t stale = 0; // members of the set whose occupant is gone
+    // Whether a member of the set is still the entity its index holds: the set may be a few ticks old (a
+    // server recomputes it every few ticks), and an entity destroyed since is skipped.
+    const auto still_there = [&rows](std::uint32_t index, std::uint32_t generation) {
+        return rows.alive(index) && rows.generation(index) == generation;
+    };
     const auto add_entering = [&](const net_entity& id, float weight) {
+        if (!still_there(id.index, id.generation)) {
+            ++stale;
+            return;
+        }
         const auto* in_flight = seek_entry(newest_entries, n_at, id.index);
         const bool mandatory = in_flight != nullptr && in_flight->generation == id.generation;
         tick_type since = tick;
@@ -282,6 +291,8 @@ view_write_report client_view::write(std::span<const net_entity> relevant, std::
         // one and unchanged since: its entry stays as it is (copied in blocks below). Stepped over in a
         // loop of its own, without the general case's three-way comparison, over plain pointers and one
         // bound: 19 instructions an entry, where two bounds and `since` reached through the history took 25.
+        // An entity destroyed since (its `since` is no_tick) or whose index holds another (a later `since`)
+        // stops the loop: the general case below sees it gone.
         {
             const std::size_t steps = std::min(base_entries.size() - b, relevant.size() - r);
             const std::size_t prefetched = with_entry_ahead(base_entries.size() - b);
@@ -308,14 +319,16 @@ view_write_report client_view::write(std::span<const net_entity> relevant, std::
         const auto base_index = b < base_entries.size() ? base_entries[b].index : 0xFFFFFFFFU;
         const auto relevant_index = r < relevant.size() ? relevant[r].index : 0xFFFFFFFFU;
         if (base_index < relevant_index ||
-            (base_index == relevant_index && base_entries[b].generation != relevant[r].generation)) {
+            (base_index == relevant_index && (base_entries[b].generation != relevant[r].generation ||
+                                              !still_there(base_index, base_entries[b].generation)))) {
+            // Not in the set any more, or gone from the world (or, at an equal index, replaced).
             const auto& e = base_entries[b];
             const bool destroyed = !rows.alive(e.index) || rows.generation(e.index) != e.generation;
             sc.action[b] = gone;
             sc.edited.push_back(static_cast<std::uint32_t>(b));
             sc.left.push_back(static_cast<std::uint32_t>(b));
             sc.left_destroyed.push_back(destroyed ? 1 : 0);
-            if (base_index == relevant_index) { // a new occupant of the index: it enters
+            if (base_index == relevant_index) { // a new occupant of the index enters; a stale one is skipped
                 add_entering(relevant[r], weights[r]);
                 ++r;
             }
@@ -620,6 +633,7 @@ view_write_report client_view::write(std::span<const net_entity> relevant, std::
     snapshot.set_check(view_header_check(tick, base == nullptr, has_checksum, gap, time_offset_us,
                                          static_cast<std::uint32_t>(bytes->size()), checksum));
 
+    report.relevant = relevant.size() - stale;
     report.view_size = frame.entries.size();
     report.left = sc.left.size();
     report.entered = sc.entered.size();

@@ -17,6 +17,7 @@ void row_history::grow(std::uint32_t index) {
         const auto size = std::max<std::size_t>(std::size_t{index} + 1, records_.size() * 2);
         records_.resize(size);
         since_.resize(size, no_tick);
+        generations_.resize(size, 0);
         recent_.resize(size);
         rows_.resize(size * layout_.width(), 0);
     }
@@ -41,7 +42,7 @@ void row_history::replace(std::uint32_t index, const std::uint32_t* row, slab& i
     recent[0] = version_ref{since, into.tick, slot};
     since = into.tick;
     std::memcpy(current, row, layout_.width() * sizeof(std::uint32_t));
-    r.term = layout_.checksum_term(weights_, index, r.generation, current);
+    r.term = layout_.checksum_term(weights_, index, generations_[index], current);
 }
 
 void row_history::update(const snapshot_history& history) {
@@ -78,7 +79,7 @@ void row_history::update(const snapshot_history& history) {
         auto& r = records_[index];
         const auto generation = generations[p];
         const bool occupied = since_[index] != no_tick;
-        if (occupied && r.generation == generation) {
+        if (occupied && generations_[index] == generation) {
             if (!layout_.equal(row, current(index))) {
                 replace(index, row, into);
             }
@@ -89,7 +90,7 @@ void row_history::update(const snapshot_history& history) {
             }
             r = record{};
             recent_[index] = recent_refs{};
-            r.generation = generation;
+            generations_[index] = generation;
             r.born = tick;
             since_[index] = tick;
             std::memcpy(rows_.data() + std::size_t{index} * width, row, width * sizeof(std::uint32_t));
@@ -183,8 +184,8 @@ const std::uint32_t* row_history::replaced_at(tick_type tick, std::uint32_t inde
 
 std::size_t row_history::memory_bytes() const noexcept {
     std::size_t bytes = records_.capacity() * sizeof(record) + since_.capacity() * sizeof(tick_type) +
-                        recent_.capacity() * sizeof(recent_refs) + rows_.capacity() * 4 +
-                        alive_.capacity() * 4;
+                        generations_.capacity() * 4 + recent_.capacity() * sizeof(recent_refs) +
+                        rows_.capacity() * 4 + alive_.capacity() * 4;
     for (const auto& s : slabs_) {
         bytes += (s.data.capacity() + s.slot_of.capacity()) * 4;
     }

@@ -46,17 +46,12 @@ struct interest_replicator::client_state final : client_replication {
     entity avatar{null_entity};
     proto::client_view view;
     interest::client_relevancy relevancy;
-    std::vector<proto::net_entity> relevant; // sorted by index, at the last recomputation
-    std::vector<float> weights;              // parallel
-    // `relevant` without the members that lost their occupant since (filtered: in use), for the snapshots
-    // until the next recomputation. `relevant` itself stays as made: its merge with the next changes must
-    // see an always-relevant index whose occupant changed, to take the new one.
-    std::vector<proto::net_entity> live;
-    std::vector<float> live_weights;
-    bool filtered{false};
+    // Sorted by index, as at the last recomputation: members destroyed since are still in it, and each
+    // snapshot skips them (client_view::write checks each against the rows, where it meets them anyway).
+    std::vector<proto::net_entity> relevant;
+    std::vector<float> weights;     // parallel
     std::int64_t budget_per_tick{}; // bits
     std::int64_t bucket{};          // bits
-    proto::tick_type clean_at{};    // every member of the live set had its occupant still at this tick
     std::size_t position{};         // in clients_
     std::size_t encoder_at{};       // in encoders_ (group_by_place() may move it)
     bool fresh{true};               // recompute its set at the next tick, whatever the schedule
@@ -133,35 +128,6 @@ std::optional<interest::grid_position> interest_replicator::position_of(std::uin
     }
     return interest::grid_position{static_cast<float>(x_min_ + row[x_at_] * x_step_),
                                    static_cast<float>(y_min_ + row[y_at_] * y_step_)};
-}
-
-bool interest_replicator::lost_occupant_since(proto::tick_type since,
-                                              std::span<const proto::net_entity> sorted) const noexcept {
-    if (since + removal_memory <= tick_) {
-        return true; // older than what is remembered: maybe
-    }
-    // The removals since, newest first (they are in tick order).
-    auto newer = removals_.rbegin();
-    while (newer != removals_.rend() && newer->tick > since) {
-        ++newer;
-    }
-    const auto count = static_cast<std::size_t>(newer - removals_.rbegin());
-    // A bisection of the set per removal touches lines of the set at random, a cache miss each (the sets
-    // of a thousand clients are cold); beyond a few removals one pass over the set, looking each member up
-    // in the dense removed_at_ (shared, warm), is cheaper.
-    if (count > 2) {
-        return std::any_of(sorted.begin(), sorted.end(), [&](const proto::net_entity& e) {
-            return e.index < removed_at_.size() && removed_at_[e.index] > since;
-        });
-    }
-    const auto by_index = [](const proto::net_entity& e, std::uint32_t index) { return e.index < index; };
-    for (auto r = removals_.rbegin(); r != newer; ++r) {
-        const auto at = std::lower_bound(sorted.begin(), sorted.end(), r->index, by_index);
-        if (at != sorted.end() && at->index == r->index) {
-            return true;
-        }
-    }
-    return false;
 }
 
 void interest_replicator::move_grid() {
@@ -250,16 +216,6 @@ void interest_replicator::tick(proto::tick_type tick, std::uint64_t server_time_
     time_offset_us_ = static_cast<std::int64_t>(server_time_us) -
                       static_cast<std::int64_t>(std::uint64_t{tick} * 1000000ULL / options_.tick_rate);
     rows_.update(*history_);
-    // The indices that lost their occupant over the last ticks, for lost_occupant_since().
-    const auto forget_before = tick > removal_memory ? tick - removal_memory : 0;
-    std::erase_if(removals_, [&](const removal& r) { return r.tick < forget_before; });
-    for (const auto index : rows_.removed()) {
-        removals_.push_back({tick, index});
-        if (index >= removed_at_.size()) {
-            removed_at_.resize(std::max<std::size_t>(std::size_t{index} + 1, removed_at_.size() * 2), 0);
-        }
-        removed_at_[index] = tick;
-    }
     for (auto& slot : encoders_) {
         slot->encoder.begin_tick();
     }
@@ -387,8 +343,6 @@ void interest_replicator::update_relevancy(client_state& c, relevancy_scratch& s
     out = std::copy(entered.begin() + static_cast<std::ptrdiff_t>(e), entered.end(), out);
     merged.resize(static_cast<std::size_t>(out - merged.data()));
     c.relevant.swap(merged);
-    c.clean_at = tick_;
-    c.filtered = false;
 
     c.weights.resize(c.relevant.size());
     float* weight = c.weights.data();
@@ -575,34 +529,8 @@ std::optional<outgoing_snapshot> interest_replicator::snapshot(client_replicatio
 }
 
 outgoing_snapshot interest_replicator::write_snapshot(client_state& c, encoder_slot& slot) const {
-    // Only entities still alive with the occupant the set saw (a re-used index waits for the next update).
-    // The live set was clean at `clean_at`: only the removals of the ticks since need looking at (most
-    // ticks, most sets hold none of them).
-    if (c.clean_at != tick_) {
-        if (lost_occupant_since(c.clean_at, c.filtered ? c.live : c.relevant)) {
-            if (!c.filtered) {
-                c.live = c.relevant;
-                c.live_weights = c.weights;
-                c.filtered = true;
-            }
-            std::size_t kept = 0;
-            for (std::size_t i = 0; i < c.live.size(); ++i) {
-                const auto& id = c.live[i];
-                if (rows_.alive(id.index) && rows_.generation(id.index) == id.generation) {
-                    c.live[kept] = id;
-                    c.live_weights[kept] = c.live_weights[i];
-                    ++kept;
-                }
-            }
-            c.live.resize(kept);
-            c.live_weights.resize(kept);
-        }
-        c.clean_at = tick_;
-    }
-    const std::span<const proto::net_entity> live = c.filtered ? c.live : c.relevant;
-    const std::span<const float> live_weights = c.filtered ? c.live_weights : c.weights;
     const auto budget = c.bucket - static_cast<std::int64_t>(snapshot_overhead + options_.wire_overhead) * 8;
-    const auto report = c.view.write(live, live_weights, budget, time_offset_us_, slot.envelope);
+    const auto report = c.view.write(c.relevant, c.weights, budget, time_offset_us_, slot.envelope);
     slot.deferred += report.deferred + report.waiting;
 
     // use_count() is 1 only once every holder let go: the io thread, before it asked for this tick's

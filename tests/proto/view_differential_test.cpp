@@ -11,6 +11,8 @@
 //   - each entity shows the reference (its value, or the extrapolation of its two last values) of the
 //     world's values at the ticks the server says it sent: what it shows is what the world was;
 //   - a client with an unlimited budget shows exactly its relevant set with the world's values of the tick;
+//   - sets recomputed only every few ticks (as a server does) hold entities destroyed or replaced since:
+//     the view skips them, and what it holds is what is still relevant;
 //   - under a budget, no entity's value stays behind the world for longer than a bound (no starvation).
 
 #include <algorithm>
@@ -177,6 +179,12 @@ struct client_sim {
     double loss;
     double max_delay{4.0}; // ticks, each way
     bool in_order{};       // deliveries never overtake (TCP)
+    // Ticks between two recomputations of the set (a server's relevancy period): in between, the same set is
+    // written again, holding entities destroyed or replaced since, which the view must skip.
+    tick_type relevancy_period{1};
+    std::vector<net_entity> set;
+    std::vector<float> set_weights;
+    std::size_t stale_members{}; // members of a set passed to write() that were gone by then
     tick_type last_delivery{};
     tick_type last_ack{};
     std::deque<std::pair<tick_type, std::string>> snapshots; // (delivery tick, envelope bytes)
@@ -223,15 +231,21 @@ TEST(ViewDifferential, MirrorsEqualTheReferenceUnderLossBudgetsAndRelevancyChang
     clients.push_back(std::make_unique<client_sim>(encoder, 300.0, -1, 0.0));
     clients.back()->max_delay = 60.0;
     clients.back()->in_order = true;
-    for (auto& c : clients) {
-        c->x = (unit(random) - 0.5) * 1500.0;
-        c->y = (unit(random) - 0.5) * 1500.0;
+    // Sets recomputed every 4 ticks, as the server's: unlimited and lossy, and a tight budget.
+    const std::size_t first_added_client = clients.size();
+    std::mt19937_64 added_random{43};
+    clients.push_back(std::make_unique<client_sim>(encoder, 350.0, -1, 0.1));
+    clients.back()->relevancy_period = 4;
+    clients.push_back(std::make_unique<client_sim>(encoder, 300.0, 1'500, 0.05));
+    clients.back()->relevancy_period = 4;
+    for (std::size_t ci = 0; ci < clients.size(); ++ci) {
+        auto& rng = ci < first_added_client ? random : added_random;
+        clients[ci]->x = (unit(rng) - 0.5) * 1500.0;
+        clients[ci]->y = (unit(rng) - 0.5) * 1500.0;
     }
 
     const auto& layout = rows.layout();
     std::vector<std::uint32_t> reference(layout.width());
-    std::vector<net_entity> relevant;
-    std::vector<float> weights;
     v1::Envelope envelope;
 
     for (tick_type tick = 1; tick <= ticks; ++tick) {
@@ -264,27 +278,42 @@ TEST(ViewDifferential, MirrorsEqualTheReferenceUnderLossBudgetsAndRelevancyChang
 
         for (std::size_t ci = 0; ci < clients.size(); ++ci) {
             auto& c = *clients[ci];
+            // The clients added later draw from a stream of their own: the first ones meet the same network
+            // and the same moves as before they came.
+            auto& rng = ci < first_added_client ? random : added_random;
             // Clients wander, and teleport now and then.
-            c.x = std::clamp(c.x + (unit(random) - 0.5) * 8.0, -1000.0, 1000.0);
-            c.y = std::clamp(c.y + (unit(random) - 0.5) * 8.0, -1000.0, 1000.0);
+            c.x = std::clamp(c.x + (unit(rng) - 0.5) * 8.0, -1000.0, 1000.0);
+            c.y = std::clamp(c.y + (unit(rng) - 0.5) * 8.0, -1000.0, 1000.0);
             if (tick % 500 == 100 * ci) {
-                c.x = (unit(random) - 0.5) * 1800.0;
-                c.y = (unit(random) - 0.5) * 1800.0;
+                c.x = (unit(rng) - 0.5) * 1800.0;
+                c.y = (unit(rng) - 0.5) * 1800.0;
             }
-            relevant.clear();
-            weights.clear();
             auto& relevant_indices = c.relevant_at[tick];
-            for (const auto index : world.indices(tick)) {
-                const auto value = *world.at(tick, index);
-                const auto* row = value.row;
-                const double px = -arena::arena_half_extent + row[layout.offset(0)] * arena::position_step;
-                const double py =
-                    -arena::arena_half_extent + row[layout.offset(0) + 1] * arena::position_step;
-                const double d = std::hypot(px - c.x, py - c.y);
-                if (!row_layout::has(row, 0) || d <= c.radius) {
-                    relevant.push_back({index, value.generation});
-                    weights.push_back(static_cast<float>(1.0 + 7.0 * std::max(0.0, 1.0 - d / 400.0)));
-                    relevant_indices.push_back(index);
+            if (tick % c.relevancy_period == 0) {
+                c.set.clear();
+                c.set_weights.clear();
+                for (const auto index : world.indices(tick)) {
+                    const auto value = *world.at(tick, index);
+                    const auto* row = value.row;
+                    const double px =
+                        -arena::arena_half_extent + row[layout.offset(0)] * arena::position_step;
+                    const double py =
+                        -arena::arena_half_extent + row[layout.offset(0) + 1] * arena::position_step;
+                    const double d = std::hypot(px - c.x, py - c.y);
+                    if (!row_layout::has(row, 0) || d <= c.radius) {
+                        c.set.push_back({index, value.generation});
+                        c.set_weights.push_back(
+                            static_cast<float>(1.0 + 7.0 * std::max(0.0, 1.0 - d / 400.0)));
+                    }
+                }
+            }
+            // A set of a few ticks ago: what is relevant is what of it is still there.
+            for (const auto& id : c.set) {
+                const auto now = world.at(tick, id.index);
+                if (now && now->generation == id.generation) {
+                    relevant_indices.push_back(id.index);
+                } else {
+                    ++c.stale_members;
                 }
             }
             std::int64_t budget = std::int64_t{1} << 40;
@@ -292,15 +321,16 @@ TEST(ViewDifferential, MirrorsEqualTheReferenceUnderLossBudgetsAndRelevancyChang
                 c.bucket = std::min(c.bucket + c.budget_per_tick, 2 * c.budget_per_tick);
                 budget = c.bucket;
             }
-            const auto report = c.view.write(relevant, weights, budget, 0, envelope);
+            const auto report = c.view.write(c.set, c.set_weights, budget, 0, envelope);
+            ASSERT_EQ(report.relevant, relevant_indices.size()) << "client " << ci << " tick " << tick;
             const auto bytes = encode_envelope(envelope);
             if (c.budget_per_tick >= 0) {
                 c.bucket -= static_cast<std::int64_t>(bytes.size()) * 8;
             }
             c.max_waiting = std::max(c.max_waiting, report.waiting);
             c.sent[tick] = *c.view.newest();
-            if (unit(random) >= c.loss) {
-                auto when = tick + static_cast<tick_type>(unit(random) * c.max_delay);
+            if (unit(rng) >= c.loss) {
+                auto when = tick + static_cast<tick_type>(unit(rng) * c.max_delay);
                 if (c.in_order) {
                     when = std::max(when, c.last_delivery);
                     c.last_delivery = when;
@@ -367,8 +397,8 @@ TEST(ViewDifferential, MirrorsEqualTheReferenceUnderLossBudgetsAndRelevancyChang
                         }
                     }
                 }
-                if (unit(random) >= c.loss) {
-                    auto when = tick + static_cast<tick_type>(unit(random) * c.max_delay);
+                if (unit(rng) >= c.loss) {
+                    auto when = tick + static_cast<tick_type>(unit(rng) * c.max_delay);
                     if (c.in_order) {
                         when = std::max(when, c.last_ack);
                         c.last_ack = when;
@@ -399,8 +429,12 @@ TEST(ViewDifferential, MirrorsEqualTheReferenceUnderLossBudgetsAndRelevancyChang
         // No entity stays behind the world for long, even on a starving budget.
         EXPECT_LE(c.worst_staleness, 200U) << "client " << ci;
         std::printf(
-            "client %zu: %zu applied, %zu refused, worst staleness %u ticks, most waiting to enter %zu\n", ci,
-            c.applied, c.refused, c.worst_staleness, c.max_waiting);
+            "client %zu: %zu applied, %zu refused, worst staleness %u ticks, most waiting to enter %zu, "
+            "%zu members of its sets gone when written\n",
+            ci, c.applied, c.refused, c.worst_staleness, c.max_waiting, c.stale_members);
+        if (c.relevancy_period > 1) {
+            EXPECT_GT(c.stale_members, 0U) << "client " << ci << ": no set held a destroyed entity";
+        }
     }
     const auto& stats = encoder.stats();
     std::printf("encoder: %llu lookups, %.1f%% hits; %llu bits coded, %llu bits copied into snapshots\n",

@@ -82,8 +82,9 @@ public:
     [[nodiscard]] std::size_t frames_kept() const noexcept { return frames_.capacity(); }
 
     /// Writes the ViewSnapshot of the encoder's tick into `out` (an Envelope) and keeps the new view.
-    /// `relevant`: sorted by index, each alive in the encoder's rows; `weights`: their priority weights
-    /// (parallel, > 0). `budget_bits`: what optional content may take (<= 0: only what is in flight).
+    /// `relevant`: sorted by index; a member no longer alive with its generation in the encoder's rows (a set
+    /// made a few ticks ago) is skipped, as if not relevant. `weights`: their priority weights (parallel,
+    /// > 0). `budget_bits`: what optional content may take (<= 0: only what is in flight).
     view_write_report write(std::span<const net_entity> relevant, std::span<const float> weights,
                             std::int64_t budget_bits, std::int64_t time_offset_us, v1::Envelope& out);
 

@@ -51,9 +51,7 @@ public:
         return index < since_.size() && since_[index] != no_tick;
     }
     /// The generation of the current occupant (alive indices only).
-    [[nodiscard]] std::uint32_t generation(std::uint32_t index) const noexcept {
-        return records_[index].generation;
-    }
+    [[nodiscard]] std::uint32_t generation(std::uint32_t index) const noexcept { return generations_[index]; }
     /// The tick the current value was taken at (alive indices only).
     [[nodiscard]] tick_type since(std::uint32_t index) const noexcept { return since_[index]; }
     /// since() of every index, no_tick where none is alive (for loops over many entities).
@@ -96,7 +94,6 @@ private:
     using recent_refs = std::array<version_ref, recent_versions>; // newest first
     struct record {
         std::uint64_t term{};
-        std::uint32_t generation{};
         tick_type born{}; // the tick the occupant's history starts at
     };
     // A version in a slab: since, previous tick, previous slot, entity index, then the row.
@@ -124,6 +121,9 @@ private:
     // By index, parallel to records_: the tick the current value was taken at, no_tick when the index has no
     // replicated occupant (what alive() reads: a reader of an entity's history needs no other line).
     std::vector<tick_type> since_;
+    // By index, likewise: the current occupant's generation, dense for the same reason (a client's snapshot
+    // checks that the members of a set a few ticks old are still there).
+    std::vector<std::uint32_t> generations_;
     std::vector<recent_refs> recent_; // likewise
     std::vector<std::uint32_t> rows_;
     std::vector<slab> slabs_;

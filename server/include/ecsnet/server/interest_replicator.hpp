@@ -152,10 +152,6 @@ private:
     // Clients to the encoder of their stretch of the arena (by their avatar's x), so that each encoder's
     // codes serve clients that see the same entities.
     void group_by_place(std::span<client_replication* const> clients);
-    /// Whether an index of `sorted` (by index) lost its occupant after tick `since` (or maybe did: since is
-    /// older than the removals remembered).
-    [[nodiscard]] bool lost_occupant_since(proto::tick_type since,
-                                           std::span<const proto::net_entity> sorted) const noexcept;
     [[nodiscard]] std::optional<interest::grid_position> position_of(std::uint32_t index) const noexcept;
 
     game_world* world_;
@@ -182,19 +178,9 @@ private:
     std::int64_t time_offset_us_{};
     std::vector<client_state*> clients_; // dense: a client's position is its place in the schedule
     std::vector<std::uint32_t> in_grid_; // per index: 1 + the generation inserted (0: not in the grid)
-    // The indices that lost their occupant in the last `removal_memory` ticks: a client's set made since
-    // needs filtering only if it holds one of them (most ticks, most sets hold none).
-    struct removal {
-        proto::tick_type tick;
-        std::uint32_t index;
-    };
-    static constexpr proto::tick_type removal_memory = 32;
     // Ticks between two groupings of the clients by place (group_by_place()): avatars move a few metres a
     // second, and a grouping sorts every client.
     static constexpr proto::tick_type regroup_period = 8;
-    std::vector<removal> removals_;
-    // Per index: the last tick it lost its occupant (0: never), for sets checked against many removals.
-    std::vector<proto::tick_type> removed_at_;
 
     // The game's relevance marks, read each tick.
     std::vector<std::uint32_t> always_;                      // indices relevant to everyone
