@@ -323,7 +323,7 @@ view_write_report client_view::write(std::span<const net_entity> relevant, std::
                                               !still_there(base_index, base_entries[b].generation)))) {
             // Not in the set any more, or gone from the world (or, at an equal index, replaced).
             const auto& e = base_entries[b];
-            const bool destroyed = !rows.alive(e.index) || rows.generation(e.index) != e.generation;
+            const bool destroyed = !still_there(e.index, e.generation);
             sc.action[b] = gone;
             sc.edited.push_back(static_cast<std::uint32_t>(b));
             sc.left.push_back(static_cast<std::uint32_t>(b));
