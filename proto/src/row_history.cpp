@@ -1,6 +1,7 @@
 #include "ecsnet/proto/row_history.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 
 namespace ecsnet::proto {
@@ -9,7 +10,8 @@ row_history::row_history(const schema_layout& layout, std::size_t depth)
     : layout_{layout}
     , weights_{layout}
     , stride_{header_words + layout_.width()}
-    , slabs_(std::max<std::size_t>(depth, 2))
+    , slabs_(std::bit_ceil(std::max<std::size_t>(depth, 2)))
+    , slab_mask_{slabs_.size() - 1}
     , max_values_(layout_.width(), 0) {}
 
 void row_history::grow(std::uint32_t index) {
@@ -52,7 +54,7 @@ void row_history::update(const snapshot_history& history) {
     const auto generations = history.newest_generations();
     layout_.gather(state, entities, gathered_, positions_);
 
-    auto& into = slabs_[tick % slabs_.size()];
+    auto& into = slabs_[tick & slab_mask_];
     into.tick = tick;
     into.data.clear();
     tick_ = tick;
@@ -113,7 +115,7 @@ const std::uint32_t* row_history::at(std::uint32_t index, tick_type at) const no
         return current(index);
     }
     const auto in_slab = [this](tick_type slab_tick, std::uint32_t slot) -> const std::uint32_t* {
-        const auto& s = slabs_[slab_tick % slabs_.size()];
+        const auto& s = slabs_[slab_tick & slab_mask_];
         if (s.tick != slab_tick) {
             return nullptr; // that slab was reused: forgotten
         }
@@ -169,7 +171,7 @@ const std::uint32_t* row_history::at(std::uint32_t index, tick_type at) const no
 }
 
 const std::uint32_t* row_history::replaced_at(tick_type tick, std::uint32_t index) const noexcept {
-    const auto& s = slabs_[tick % slabs_.size()];
+    const auto& s = slabs_[tick & slab_mask_];
     if (s.tick != tick || index >= s.slot_of.size()) {
         return nullptr;
     }

@@ -6,13 +6,6 @@
 
 namespace ecsnet::proto {
 
-namespace {
-
-// row() is cached under a base tick no update uses.
-constexpr tick_type whole_row = no_tick - 1;
-
-} // namespace
-
 view_encoder::view_encoder(const row_history& rows, view_encoder_options options)
     : rows_{&rows}
     , chooser_{rows.layout(), options.tables_period, options.first_tables_version}
@@ -47,27 +40,10 @@ std::uint32_t view_encoder::row_bits_estimate(std::uint32_t index) const noexcep
     return bits;
 }
 
-const entity_code* view_encoder::find(std::uint32_t index, tick_type base, tick_type previous) {
-    ++stats_.lookups;
+entity_code& view_encoder::insert(std::uint32_t index, tick_type base, tick_type previous) {
     if (index >= heads_.size()) {
         heads_.resize(std::max<std::size_t>(std::size_t{index} + 1, heads_.size() * 2));
-        return nullptr;
     }
-    const auto& h = heads_[index];
-    if (h.epoch != epoch_) {
-        return nullptr;
-    }
-    for (auto at = h.first; at != none; at = cache_[at].next) {
-        const auto& c = cache_[at];
-        if (c.base == base && c.previous == previous) {
-            ++stats_.hits;
-            return &c.code;
-        }
-    }
-    return nullptr;
-}
-
-entity_code& view_encoder::insert(std::uint32_t index, tick_type base, tick_type previous) {
     auto& h = heads_[index];
     if (h.epoch != epoch_) {
         h.epoch = epoch_;
@@ -78,15 +54,8 @@ entity_code& view_encoder::insert(std::uint32_t index, tick_type base, tick_type
     return cache_.back().code;
 }
 
-entity_code view_encoder::update(std::uint32_t index, tick_type base, tick_type previous) {
+entity_code view_encoder::code_update(std::uint32_t index, tick_type base, tick_type previous) {
     const auto& layout = rows_->layout();
-    // A previous value that extrapolation does not use does not make another code.
-    if (!layout.extrapolates(base, previous, tick_)) {
-        previous = no_tick;
-    }
-    if (const auto* hit = find(index, base, previous)) {
-        return *hit;
-    }
     auto& code = insert(index, base, previous);
     const auto* base_row = rows_->at(index, base);
     const auto* previous_row = previous == no_tick ? nullptr : rows_->at(index, previous);
@@ -106,10 +75,7 @@ entity_code view_encoder::update(std::uint32_t index, tick_type base, tick_type 
     return code;
 }
 
-entity_code view_encoder::row(std::uint32_t index) {
-    if (const auto* hit = find(index, whole_row, no_tick)) {
-        return *hit;
-    }
+entity_code view_encoder::code_row(std::uint32_t index) {
     auto& code = insert(index, whole_row, no_tick);
     const auto start = arena_.bit_size();
     code.offset = static_cast<std::uint32_t>(start);

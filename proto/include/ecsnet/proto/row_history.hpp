@@ -8,10 +8,11 @@
 //
 // Per entity index: its current row, the tick it took that value (`since`), its generation and its
 // checksum term; older values, when a row changes, go into a slab of the tick they were replaced at,
-// chained newest first. Slabs live `depth` ticks: a value replaced longer ago than that is forgotten (a
-// client holding an entity at such an old tick receives it whole again). Memory: one row per index ever
-// used, plus the rows replaced in the last `depth` ticks (about the moving entities x depth), plus a slot
-// map of 4 bytes per index in each slab that had a change (2.6 MB for 10,000 indices at depth 64).
+// chained newest first. Slabs live `depth` ticks, rounded up to a power of two (the slab of a tick is then
+// found with a mask: a division was most of a lookup's time): a value replaced longer ago than that is
+// forgotten (a client holding an entity at such an old tick receives it whole again). Memory: one row per
+// index ever used, plus the rows replaced in the last `depth` ticks (about the moving entities x depth), plus
+// a slot map of 4 bytes per index in each slab that had a change (2.6 MB for 10,000 indices at depth 64).
 //
 // update() runs once per tick after snapshot_history::capture, from the newest captured state.
 // Not thread-safe; the history and the schema must outlive it.
@@ -30,6 +31,7 @@ namespace ecsnet::proto {
 
 class row_history {
 public:
+    /// `depth`: the ticks replaced values are kept for, at least 2, rounded up to a power of two.
     row_history(const schema_layout& layout, std::size_t depth = 64);
 
     /// Takes the newest tick of `history`.
@@ -52,6 +54,8 @@ public:
     }
     /// The generation of the current occupant (alive indices only).
     [[nodiscard]] std::uint32_t generation(std::uint32_t index) const noexcept { return generations_[index]; }
+    /// generation() of every index (for loops over many entities; meaningless where none is alive).
+    [[nodiscard]] std::span<const std::uint32_t> generations() const noexcept { return generations_; }
     /// The tick the current value was taken at (alive indices only).
     [[nodiscard]] tick_type since(std::uint32_t index) const noexcept { return since_[index]; }
     /// since() of every index, no_tick where none is alive (for loops over many entities).
@@ -126,7 +130,8 @@ private:
     std::vector<std::uint32_t> generations_;
     std::vector<recent_refs> recent_; // likewise
     std::vector<std::uint32_t> rows_;
-    std::vector<slab> slabs_;
+    std::vector<slab> slabs_; // a power of two of them: the slab of tick t is slabs_[t & slab_mask_]
+    std::size_t slab_mask_{};
     std::vector<std::uint32_t> alive_;
     std::vector<std::uint32_t> max_values_;
     // scratch

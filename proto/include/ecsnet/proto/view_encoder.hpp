@@ -61,9 +61,23 @@ public:
 
     /// The update of alive entity `index` from its value at tick `base` (and at `previous`, or no_tick) to
     /// its current value.
-    entity_code update(std::uint32_t index, tick_type base, tick_type previous);
+    entity_code update(std::uint32_t index, tick_type base, tick_type previous) {
+        // A previous value that extrapolation does not use does not make another code.
+        if (!rows_->layout().extrapolates(base, previous, tick_)) {
+            previous = no_tick;
+        }
+        if (const auto* hit = find(index, base, previous)) {
+            return *hit;
+        }
+        return code_update(index, base, previous);
+    }
     /// The whole current row of alive entity `index` (with its generation).
-    entity_code row(std::uint32_t index);
+    entity_code row(std::uint32_t index) {
+        if (const auto* hit = find(index, whole_row, no_tick)) {
+            return *hit;
+        }
+        return code_row(index);
+    }
     /// About the bits row(index) takes, without coding it: the full widths of the fields of its
     /// components, and some for the generation and presence (what an entering entity is charged while it
     /// waits for the budget, maybe many ticks).
@@ -76,6 +90,8 @@ public:
 
 private:
     static constexpr std::uint32_t none = 0xFFFFFFFFU;
+    // row() is cached under a base tick no update uses.
+    static constexpr tick_type whole_row = no_tick - 1;
     struct cached {
         tick_type base{};
         tick_type previous{};
@@ -89,8 +105,25 @@ private:
         std::uint32_t first{none};
     };
 
-    const entity_code* find(std::uint32_t index, tick_type base, tick_type previous);
+    // Most lookups hit (clients whose acks arrive alike share a code), so find() is inline and the coding
+    // of a miss is not: the hit's path was mostly the saving and restoring of the registers a miss needs.
+    const entity_code* find(std::uint32_t index, tick_type base, tick_type previous) noexcept {
+        ++stats_.lookups;
+        if (index >= heads_.size() || heads_[index].epoch != epoch_) {
+            return nullptr;
+        }
+        for (auto at = heads_[index].first; at != none; at = cache_[at].next) {
+            const auto& c = cache_[at];
+            if (c.base == base && c.previous == previous) {
+                ++stats_.hits;
+                return &c.code;
+            }
+        }
+        return nullptr;
+    }
     entity_code& insert(std::uint32_t index, tick_type base, tick_type previous);
+    entity_code code_update(std::uint32_t index, tick_type base, tick_type previous);
+    entity_code code_row(std::uint32_t index);
 
     const row_history* rows_;
     view_table_chooser chooser_;
