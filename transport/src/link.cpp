@@ -228,8 +228,12 @@ bool link::wants_to_send(clock::time_point now) const {
 }
 
 clock::duration link::oldest_unacked_reliable_age(clock::time_point now) const {
-    const auto since = reliable_out_.oldest_queued_at();
+    const auto since = oldest_unacked_reliable_since();
     return since ? now - *since : clock::duration::zero();
+}
+
+std::optional<clock::time_point> link::oldest_unacked_reliable_since() const {
+    return reliable_out_.oldest_queued_at();
 }
 
 // ---------------------------------------------------------------------------------------------------------

@@ -1,5 +1,7 @@
 #include "ecsnet/transport/server_connection.hpp"
 
+#include <algorithm>
+
 namespace ecsnet::transport {
 
 server_connection::server_connection(connection_id id, const challenge_contents& handshake,
@@ -63,6 +65,20 @@ server_connection::open(const datagram_header& header, std::span<const std::uint
     ++datagrams_received_;
     bytes_received_ += datagram.size();
     return *size;
+}
+
+clock::time_point server_connection::next_visit(clock::time_point now,
+                                                clock::duration keep_alive_interval) const {
+    // timed_out() and stalled() hold once strictly past their limit: one tick of the clock after it.
+    constexpr clock::duration past{1};
+    auto when = std::min(last_received_ + timeout_ + past, last_sent_ + keep_alive_interval);
+    if (const auto oldest = link_.oldest_unacked_reliable_since()) {
+        when = std::min(when, *oldest + timeout_ + past);
+    }
+    if (const auto send = link_.next_send_time(now)) {
+        when = std::min(when, *send);
+    }
+    return when;
 }
 
 connection_stats server_connection::stats(clock::time_point now) const {

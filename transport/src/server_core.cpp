@@ -200,6 +200,7 @@ void server_core::on_response(const datagram_header& header, std::span<const std
     // The first keep-alive tells the client it is connected (and proves the server derived its keys).
     send_on(connection, packet_type::keep_alive, {}, now);
     connection.count_keep_alive();
+    schedule_visit(connection, now);
     handler_.on_connected(
         {connection.id(), connection.client_id(), connection.user_data(), connection.remote()});
 }
@@ -225,6 +226,7 @@ void server_core::on_connection_packet(server_connection& connection, const data
     const std::span<const std::uint8_t> data{plain_.data(), *opened};
     switch (header.type) {
     case packet_type::keep_alive:
+        schedule_visit(connection, now); // its timeout moved
         return;
     case packet_type::payload: {
         const auto id = connection.id();
@@ -245,8 +247,13 @@ void server_core::on_connection_packet(server_connection& connection, const data
                 return;
             }
         }
-        if (connection.flush_pending && connections_.find(id) != nullptr) {
+        if (connections_.find(id) == nullptr) {
+            return;
+        }
+        if (connection.flush_pending) {
             write_link_packets(connection, now);
+        } else {
+            schedule_visit(connection, now); // its timeout moved, and its link may owe an ack
         }
         return;
     }
@@ -296,6 +303,13 @@ void server_core::write_link_packets(server_connection& connection, clock::time_
         }
         send_on(connection, packet_type::payload, as_u8(body), now);
     });
+    schedule_visit(connection, now);
+}
+
+void server_core::schedule_visit(const server_connection& connection, clock::time_point now) {
+    if (!connection.removed) {
+        visits_.set_due(connection.id(), connection.next_visit(now, config_.keep_alive_interval));
+    }
 }
 
 send_status server_core::send(connection_id id, channel ch, std::span<const std::byte> message,
@@ -304,7 +318,9 @@ send_status server_core::send(connection_id id, channel ch, std::span<const std:
     if (connection == nullptr) {
         return send_status::queue_full;
     }
-    return connection->link().send(ch, message, now);
+    const auto status = connection->link().send(ch, message, now);
+    visits_.set_due(id, now); // written by the next flush, or by the next update if none comes
+    return status;
 }
 
 void server_core::flush(connection_id id, clock::time_point now) {
@@ -326,8 +342,12 @@ void server_core::flush_all(clock::time_point now) {
 void server_core::update(clock::time_point now) {
     collect_guard guard{*this};
     handshake_.update(now);
-    for (auto* connection : connections_.all()) {
-        if (connection->removed) {
+    // Only the connections one of whose timers may fire (visit_schedule.hpp).
+    due_.clear();
+    visits_.take_due(now, due_);
+    for (const auto id : due_) {
+        auto* connection = connections_.find(id);
+        if (connection == nullptr) {
             continue; // closed by a handler during this loop
         }
         if (connection->timed_out(now)) {
@@ -350,6 +370,7 @@ void server_core::update(clock::time_point now) {
             send_on(*connection, packet_type::keep_alive, {}, now);
             connection->count_keep_alive();
         }
+        schedule_visit(*connection, now);
     }
 }
 
@@ -387,6 +408,7 @@ void server_core::close(server_connection& connection, std::uint8_t code, std::s
     disconnect_info info{code, std::string{truncate_utf8(message, max_disconnect_message_bytes)}, by,
                          retry_after_s};
     connections_.remove(id); // the slot is free from here; the object lives until the outermost call returns
+    visits_.forget(id);
     bump(counters_.connections_closed);
     handler_.on_disconnected(id, info);
 }

@@ -85,6 +85,8 @@ public:
     /// How long the oldest unacked reliable message has waited since send() (0 when none): past the owner's
     /// limit, the peer stopped acking (the owner disconnects it).
     [[nodiscard]] clock::duration oldest_unacked_reliable_age(clock::time_point now) const;
+    /// When the oldest unacked reliable message was sent (nullopt when none): its age's origin.
+    [[nodiscard]] std::optional<clock::time_point> oldest_unacked_reliable_since() const;
 
     [[nodiscard]] const link_stats& stats() const noexcept { return stats_; }
     [[nodiscard]] const link_config& config() const noexcept { return config_; }

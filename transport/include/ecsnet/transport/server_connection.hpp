@@ -54,6 +54,10 @@ public:
     [[nodiscard]] bool stalled(clock::time_point now) const {
         return link_.oldest_unacked_reliable_age(now) > timeout_;
     }
+    /// The earliest time one of the timers above, or the link's (an ack owed, a resend), may fire: when
+    /// the server's timer should visit it next (visit_schedule.hpp). Later than `now` unless one is due.
+    [[nodiscard]] clock::time_point next_visit(clock::time_point now,
+                                               clock::duration keep_alive_interval) const;
     /// Whether the client has sent anything under the session keys yet (it knows it is connected).
     [[nodiscard]] bool confirmed() const noexcept { return confirmed_; }
     [[nodiscard]] clock::duration timeout() const noexcept { return timeout_; }

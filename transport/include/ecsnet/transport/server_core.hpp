@@ -24,6 +24,7 @@
 #include <optional>
 #include <span>
 #include <string_view>
+#include <vector>
 
 #include "channel.hpp"
 #include "clock.hpp"
@@ -33,6 +34,7 @@
 #include "server_config.hpp"
 #include "server_counters.hpp"
 #include "server_handler.hpp"
+#include "visit_schedule.hpp"
 
 namespace ecsnet::transport {
 
@@ -98,6 +100,8 @@ private:
     void send_on(server_connection& connection, packet_type type, std::span<const std::uint8_t> data,
                  clock::time_point now);
     void write_link_packets(server_connection& connection, clock::time_point now);
+    // Tells the schedule when the connection's timers next need a visit (after anything that moves them).
+    void schedule_visit(const server_connection& connection, clock::time_point now);
     void close(server_connection& connection, std::uint8_t code, std::string_view message, closed_by by,
                clock::time_point now, std::uint16_t retry_after_s = 0);
     void emit(const net_address& to, std::span<const std::uint8_t> datagram);
@@ -111,6 +115,8 @@ private:
     server_counters counters_;
     handshake_handler handshake_;
     connection_manager connections_;
+    visit_schedule visits_;
+    std::vector<connection_id> due_; // update()'s, kept for its buffer
     bool dev_key_;
     int depth_{0}; // nesting of public calls (a handler calling back in): collect at the outermost
     std::array<std::uint8_t, max_datagram_bytes> plain_{};
