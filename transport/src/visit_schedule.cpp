@@ -6,15 +6,20 @@ namespace ecsnet::transport {
 
 namespace {
 
-// The heap's order: the earliest entry on top (std::push_heap keeps the largest by its comparison).
-struct later {
-    template<typename Entry>
-    bool operator()(const Entry& a, const Entry& b) const noexcept {
-        return a.when > b.when;
-    }
-};
+// A time's bucket: its millisecond, rounded up, so that every entry of a bucket whose millisecond has
+// begun is due (a time within that millisecond is not past it, but it is not before its start either).
+std::int64_t bucket_ms(clock::time_point when) noexcept {
+    return std::chrono::ceil<std::chrono::milliseconds>(when.time_since_epoch()).count();
+}
+
+std::int64_t floor_ms(clock::time_point when) noexcept {
+    return std::chrono::floor<std::chrono::milliseconds>(when.time_since_epoch()).count();
+}
 
 } // namespace
+
+visit_schedule::visit_schedule()
+    : wheel_(wheel_size) {}
 
 void visit_schedule::set_due(connection_id id, clock::time_point when) {
     const auto slot = connection_slot(id);
@@ -44,51 +49,70 @@ void visit_schedule::forget(connection_id id) noexcept {
 }
 
 void visit_schedule::take_due(clock::time_point now, std::vector<connection_id>& out) {
-    while (!heap_.empty() && heap_.front().when <= now) {
-        const entry top = heap_.front();
-        pop();
-        const auto slot = connection_slot(top.id);
-        if (slot >= slots_.size()) {
+    const auto now_ms = floor_ms(now);
+    // The buckets of the milliseconds begun since the last call, each once even after a long pause (an
+    // entry of a later turn of the wheel stays in its bucket); the current millisecond's again next time,
+    // for what is queued due meanwhile goes there.
+    const auto last = std::min(now_ms, next_ms_ + static_cast<std::int64_t>(wheel_size) - 1);
+    draining_now_ = true;
+    for (auto ms = next_ms_; ms <= last; ++ms) {
+        auto& bucket = wheel_[static_cast<std::size_t>(ms) & (wheel_size - 1)];
+        if (bucket.empty()) {
             continue;
         }
-        auto& s = slots_[slot];
-        if (s.id != top.id || s.queued != top.when) {
-            continue; // stale: its connection is gone, or a later entry replaced it
-        }
-        if (s.due > now) { // the due time moved later since: queued again, not visited
-            s.queued = s.due;
-            if (s.due != never) {
-                push(s.due, s.id);
+        draining_.swap(bucket); // entries queued again below may land in this same bucket
+        for (const auto& e : draining_) {
+            --entries_;
+            const auto slot = connection_slot(e.id);
+            if (slot >= slots_.size() || slots_[slot].id != e.id || slots_[slot].queued != e.when) {
+                continue; // stale: its connection is gone, or an earlier entry replaced it
             }
-            continue;
+            if (bucket_ms(e.when) > now_ms) { // a later turn of the wheel
+                push(e.when, e.id);
+                continue;
+            }
+            auto& s = slots_[slot];
+            if (s.due > now) { // the due time moved later since: queued again, not visited
+                s.queued = s.due;
+                if (s.due != never) {
+                    push(s.due, s.id);
+                }
+                continue;
+            }
+            s.due = never;
+            s.queued = never;
+            out.push_back(e.id);
         }
-        s.due = never;
-        s.queued = never;
-        out.push_back(top.id);
+        draining_.clear();
+    }
+    draining_now_ = false;
+    next_ms_ = std::max(next_ms_, now_ms);
+    if (entries_ > most_entries()) {
+        rebuild();
     }
 }
 
 void visit_schedule::push(clock::time_point when, connection_id id) {
-    heap_.push_back({when, id});
-    std::push_heap(heap_.begin(), heap_.end(), later{});
-    if (heap_.size() > 8 * scheduled_ + 64) {
+    // A time whose bucket was drained already goes in the next one drained.
+    const auto ms = std::max(bucket_ms(when), next_ms_);
+    wheel_[static_cast<std::size_t>(ms) & (wheel_size - 1)].push_back({when, id});
+    if (++entries_ > most_entries() && !draining_now_) {
         rebuild(); // drops the stale entries; the live one of each connection stays
     }
 }
 
-void visit_schedule::pop() noexcept {
-    std::pop_heap(heap_.begin(), heap_.end(), later{});
-    heap_.pop_back();
-}
-
 void visit_schedule::rebuild() {
-    heap_.clear();
+    for (auto& bucket : wheel_) {
+        bucket.clear();
+    }
+    entries_ = 0;
     for (const auto& s : slots_) {
         if (s.id != 0 && s.queued != never) {
-            heap_.push_back({s.queued, s.id});
+            const auto ms = std::max(bucket_ms(s.queued), next_ms_);
+            wheel_[static_cast<std::size_t>(ms) & (wheel_size - 1)].push_back({s.queued, s.id});
+            ++entries_;
         }
     }
-    std::make_heap(heap_.begin(), heap_.end(), later{});
 }
 
 } // namespace ecsnet::transport
