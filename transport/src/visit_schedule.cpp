@@ -93,12 +93,16 @@ void visit_schedule::take_due(clock::time_point now, std::vector<connection_id>&
 }
 
 void visit_schedule::push(clock::time_point when, connection_id id) {
-    // A time whose bucket was drained already goes in the next one drained.
-    const auto ms = std::max(bucket_ms(when), next_ms_);
-    wheel_[static_cast<std::size_t>(ms) & (wheel_size - 1)].push_back({when, id});
+    bucket_of(when).push_back({when, id});
     if (++entries_ > most_entries() && !draining_now_) {
         rebuild(); // drops the stale entries; the live one of each connection stays
     }
+}
+
+std::vector<visit_schedule::entry>& visit_schedule::bucket_of(clock::time_point when) {
+    // A time whose bucket was drained already goes in the next one drained.
+    const auto ms = std::max(bucket_ms(when), next_ms_);
+    return wheel_[static_cast<std::size_t>(ms) & (wheel_size - 1)];
 }
 
 void visit_schedule::rebuild() {
@@ -108,8 +112,7 @@ void visit_schedule::rebuild() {
     entries_ = 0;
     for (const auto& s : slots_) {
         if (s.id != 0 && s.queued != never) {
-            const auto ms = std::max(bucket_ms(s.queued), next_ms_);
-            wheel_[static_cast<std::size_t>(ms) & (wheel_size - 1)].push_back({s.queued, s.id});
+            bucket_of(s.queued).push_back({s.queued, s.id});
             ++entries_;
         }
     }

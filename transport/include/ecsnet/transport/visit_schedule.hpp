@@ -60,6 +60,7 @@ private:
     };
 
     void push(clock::time_point when, connection_id id);
+    std::vector<entry>& bucket_of(clock::time_point when);
     void rebuild();
     [[nodiscard]] std::size_t most_entries() const noexcept { return 8 * scheduled_ + 64; }
 
