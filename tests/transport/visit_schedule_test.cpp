@@ -1,6 +1,7 @@
 // The server's schedule of timer visits against a reference model (each connection's due time in a map):
 // random due times that move earlier and later, connections that go and slots that are reused, and a
-// clock that advances, give the same connections due at each step; the heap stays bounded.
+// clock that advances, give the same connections due at each step; the wheel stays bounded. With times to
+// the microsecond, a connection is never taken early and at most a millisecond late.
 
 #include <algorithm>
 #include <chrono>
@@ -139,6 +140,35 @@ TEST(VisitSchedule, MatchesTheReferenceUnderRandomDueTimes) {
         }
         // Stale entries are rebuilt away: at most 8 per connection in the schedule, plus a few.
         EXPECT_LE(most_entries, 8 * generation.size() + 65) << "seed " << seed;
+    }
+}
+
+TEST(VisitSchedule, TakesAConnectionNeverEarlyAndAtMostAMillisecondLate) {
+    for (std::uint32_t seed = 1; seed <= 10; ++seed) {
+        std::mt19937 rng{seed};
+        visit_schedule schedule;
+        std::map<connection_id, clock::time_point> due;
+        auto now = clock::time_point{} + 1s;
+        for (int step = 0; step < 20'000; ++step) {
+            const auto id = make_connection_id(static_cast<std::uint32_t>(rng() % 32), 1);
+            if (rng() % 3 != 0) { // a due time anywhere within the next 20 ms, to the microsecond
+                const auto when = now + std::chrono::microseconds{rng() % 20'000};
+                schedule.set_due(id, when);
+                due[id] = when;
+                continue;
+            }
+            now += std::chrono::microseconds{rng() % 3'000};
+            std::vector<connection_id> out;
+            schedule.take_due(now, out);
+            for (const auto taken_id : out) {
+                ASSERT_TRUE(due.contains(taken_id)) << "taken twice, seed " << seed;
+                ASSERT_LE(due[taken_id], now) << "taken early, seed " << seed;
+                due.erase(taken_id);
+            }
+            for (const auto& [waiting, when] : due) {
+                ASSERT_GT(when, now - 1ms) << "more than a millisecond late, seed " << seed;
+            }
+        }
     }
 }
 
