@@ -18,7 +18,7 @@
 // --burst B (default 1), --warmup W (default 30), --workers W (default 1: the replicator's workers and
 // encoders; above 1 the tick's snapshots are written ahead on them, interest_replicator::prepare, as
 // game_server::tick does for UDP links). It prints the wall time per tick, the process's CPU (every
-// thread), the encoders' cache hit rate and the minor page faults per tick.
+// thread), the encoders' cache hit rate and lookups per client per tick, and the minor page faults per tick.
 
 #include <chrono>
 #include <cstdio>
@@ -223,9 +223,11 @@ int main(int argc, char** argv) {
                 per_client_tick_us, static_cast<double>(with.bytes) / static_cast<double>(clients) / ticks);
     std::printf(
         "  wall: fixed %.3f ms/tick, with clients %.3f ms/tick; process CPU per client per tick %.2f us; "
-        "encoders %zu, cache hit rate %.1f%%; minor page faults per tick: fixed %.1f, with clients %.1f\n",
+        "encoders %zu, cache hit rate %.1f%% of %.1f lookups per client per tick; minor page faults per "
+        "tick: fixed %.1f, with clients %.1f\n",
         fixed_wall * 1e3 / ticks, replicated_wall * 1e3 / ticks, per_client_tick_cpu_us,
         with.replicator.encoder_count(), lookups > 0 ? 100.0 * hits / lookups : 0.0,
-        static_cast<double>(fixed_faults) / ticks, static_cast<double>(replicated_faults) / ticks);
+        lookups / static_cast<double>(clients) / ticks, static_cast<double>(fixed_faults) / ticks,
+        static_cast<double>(replicated_faults) / ticks);
     return 0;
 }

@@ -5,8 +5,8 @@
 namespace ecsnet::transport {
 
 server_connection* connection_manager::find(const net_address& remote) const {
-    const auto found = by_address_.find(remote);
-    return found == by_address_.end() ? nullptr : found->second;
+    const auto* found = by_address_.find(remote);
+    return found == nullptr ? nullptr : *found;
 }
 
 connection_id connection_manager::next_id() const noexcept {
@@ -25,7 +25,7 @@ server_connection& connection_manager::add(std::unique_ptr<server_connection> co
     } else {
         slots_.resize(std::max<std::size_t>(slots_.size(), std::size_t{slot} + 1));
     }
-    by_address_[added.remote()] = &added;
+    by_address_.insert_or_assign(added.remote(), &added);
     by_client_[added.client_id()] = added.id();
     all_.push_back(&added);
     slots_[slot] = {added.id(), std::move(connection)};

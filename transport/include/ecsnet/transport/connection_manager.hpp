@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "address.hpp"
+#include "address_table.hpp"
 #include "server_connection.hpp"
 #include "server_handler.hpp"
 
@@ -62,7 +63,7 @@ private:
     std::size_t max_;
     std::vector<slot> slots_;         // grown up to max_, never shrunk
     std::vector<std::uint32_t> free_; // free slots, the most recently freed last
-    std::unordered_map<net_address, server_connection*, net_address_hash> by_address_;
+    address_table<server_connection*> by_address_;
     std::unordered_map<std::uint64_t, connection_id> by_client_;
     // Dense, for the visits of every connection (the server's timer visits each a few hundred times a
     // second: walking the map's nodes cost more than the visits did).
