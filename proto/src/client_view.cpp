@@ -214,6 +214,26 @@ const view_frame* client_view::base() const noexcept {
     return &frames_.front();
 }
 
+void client_view::prefetch_records() const noexcept {
+    if (!frames_.empty()) {
+        __builtin_prefetch(&frames_.front());
+        __builtin_prefetch(&frames_.back());
+    }
+    __builtin_prefetch(waiting_.data());
+}
+
+void client_view::prefetch_entries() const noexcept {
+    const view_frame* base = this->base();
+    const view_frame* newest = this->newest();
+    if (base != nullptr) {
+        prefetch(base->entries.data(), std::min<std::size_t>(base->entries.size() * sizeof(view_entry), 512));
+    }
+    if (newest != nullptr && newest != base) {
+        prefetch(newest->entries.data(),
+                 std::min<std::size_t>(newest->entries.size() * sizeof(view_entry), 512));
+    }
+}
+
 view_write_report client_view::write(std::span<const net_entity> relevant, std::span<const float> weights,
                                      std::int64_t budget_bits, std::int64_t time_offset_us,
                                      v1::Envelope& out) {

@@ -81,6 +81,14 @@ public:
     /// a long calm gives the surplus back).
     [[nodiscard]] std::size_t frames_kept() const noexcept { return frames_.capacity(); }
 
+    /// Ask for what write() reads first without waiting for it, ahead of it: a server writing a thousand
+    /// clients' views one after the other finds each one's state cold in cache. Two steps, some time apart:
+    /// prefetch_records() asks for the records of the base and newest views (and the entities waiting to
+    /// enter), prefetch_entries() for the first lines of their entries, which the records point to (so the
+    /// records should have arrived: ask for them a client earlier).
+    void prefetch_records() const noexcept;
+    void prefetch_entries() const noexcept;
+
     /// Writes the ViewSnapshot of the encoder's tick into `out` (an Envelope) and keeps the new view.
     /// `relevant`: sorted by index; a member no longer alive with its generation in the encoder's rows (a set
     /// made a few ticks ago) is skipped, as if not relevant. `weights`: their priority weights (parallel,
