@@ -45,9 +45,14 @@ constexpr std::size_t prefetch_distance = 8;
 // Asks for the cache line of the entry prefetch_distance after `e`, without waiting for it. That may be past
 // the view's end: the address is computed as a number, not as a pointer into the view, and a prefetch
 // never faults, so the walks do not check a bound for it (a compare and a branch an entry).
+// Non-temporal: a view is read once a tick, and a thousand of them streaming through the caches pushed out
+// the per-entity arrays every client reads at random (the rows' ticks, generations and terms, the encoder's
+// heads), which are most of the write's stalls (bench/RESULTS.md, twelfth pass: 3% of the replication's
+// time).
 void prefetch_ahead(const view_entry* e) noexcept {
     __builtin_prefetch(reinterpret_cast<const void*>(reinterpret_cast<std::uintptr_t>(e) +
-                                                     prefetch_distance * sizeof(view_entry)));
+                                                     prefetch_distance * sizeof(view_entry)),
+                       0, 0);
 }
 
 // A sorted list of entries by index: the entry of `index`, if any, from a cursor that only moves forward.
@@ -84,6 +89,15 @@ void prefetch(const void* data, std::size_t bytes) noexcept {
     const auto* at = static_cast<const char*>(data);
     for (std::size_t offset = 0; offset < bytes; offset += 64) {
         __builtin_prefetch(at + offset);
+    }
+}
+
+// The same for a view's entries, read once: non-temporal (see prefetch_ahead).
+void prefetch_view(std::span<const view_entry> entries) noexcept {
+    const auto* at = reinterpret_cast<const char*>(entries.data());
+    const std::size_t bytes = std::min<std::size_t>(entries.size_bytes(), 512);
+    for (std::size_t offset = 0; offset < bytes; offset += 64) {
+        __builtin_prefetch(at + offset, 0, 0);
     }
 }
 
@@ -226,11 +240,10 @@ void client_view::prefetch_entries() const noexcept {
     const view_frame* base = this->base();
     const view_frame* newest = this->newest();
     if (base != nullptr) {
-        prefetch(base->entries.data(), std::min<std::size_t>(base->entries.size() * sizeof(view_entry), 512));
+        prefetch_view(base->entries);
     }
     if (newest != nullptr && newest != base) {
-        prefetch(newest->entries.data(),
-                 std::min<std::size_t>(newest->entries.size() * sizeof(view_entry), 512));
+        prefetch_view(newest->entries);
     }
 }
 
@@ -265,8 +278,8 @@ view_write_report client_view::write(std::span<const net_entity> relevant, std::
     // miss per candidate; so are the first lines of the views the merge walks, before the hardware
     // prefetcher picks their streams up.
     prefetch(weights.data(), weights.size_bytes());
-    prefetch(base_entries.data(), std::min<std::size_t>(base_entries.size() * sizeof(view_entry), 512));
-    prefetch(newest_entries.data(), std::min<std::size_t>(newest_entries.size() * sizeof(view_entry), 512));
+    prefetch_view(base_entries);
+    prefetch_view(newest_entries);
     if (base != nullptr) {
         report.base = base->tick;
     }
