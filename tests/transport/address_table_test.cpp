@@ -3,6 +3,7 @@
 // erased), with the real keyed hash and with a hash so weak that every key collides with others and runs
 // wrap around the end of the table (what the backward shift of an erase must get right).
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <random>
