@@ -84,21 +84,19 @@ bool same_entity(const view_entry& e, const net_entity& id) noexcept {
     return entry_id == wanted;
 }
 
-// Asks for the cache lines of [data, data + bytes) without waiting for them.
+// Asks for the cache lines of [data, data + bytes) without waiting for them; Locality as
+// __builtin_prefetch's (0: non-temporal, for what is read once).
+template<int Locality = 3>
 void prefetch(const void* data, std::size_t bytes) noexcept {
     const auto* at = static_cast<const char*>(data);
     for (std::size_t offset = 0; offset < bytes; offset += 64) {
-        __builtin_prefetch(at + offset);
+        __builtin_prefetch(at + offset, 0, Locality);
     }
 }
 
-// The same for a view's entries, read once: non-temporal (see prefetch_ahead).
+// The first lines of a view's entries, read once a tick: non-temporal (see prefetch_ahead).
 void prefetch_view(std::span<const view_entry> entries) noexcept {
-    const auto* at = reinterpret_cast<const char*>(entries.data());
-    const std::size_t bytes = std::min<std::size_t>(entries.size_bytes(), 512);
-    for (std::size_t offset = 0; offset < bytes; offset += 64) {
-        __builtin_prefetch(at + offset, 0, 0);
-    }
+    prefetch<0>(entries.data(), std::min<std::size_t>(entries.size_bytes(), 512));
 }
 
 enum class kind : std::uint8_t { update, refresh, enter };
