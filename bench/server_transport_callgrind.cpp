@@ -10,8 +10,11 @@
 // their inclusive counts, divided by clients x ticks (warm-up included: --warmup ticks more), give the
 // instructions per client per tick. Run plainly it prints the thread CPU time of the three phases per
 // client per tick. The send function only copies each datagram into a reused buffer (the kernel's part,
-// sendmmsg and recvmmsg, is not here). Flags: --clients N (default 500), --ticks T (default 60),
-// --warmup W (default 30).
+// sendmmsg and recvmmsg, is not here). The server receives in batches of 8, as udp_server does, asking for
+// the next datagram's connection while it handles one (server_core::prefetch). Flags: --clients N (default
+// 500), --ticks T (default 60), --warmup W (default 30), --evict-mb M (default 0: before each tick, lines
+// written all over M MiB, as the rest of a server's tick pushes the connections out of the caches), and
+// --compare-prefetch 1 (every other tick without the prefetch hint: both receive times, and their ratio).
 
 #include <chrono>
 #include <cstdio>
@@ -139,7 +142,14 @@ struct model {
         client_inboxes();
     }
     void server_inbox() {
-        for (const auto& d : from_clients.datagrams) {
+        // In batches, as udp_server receives them (recvmmsg), asking for the next datagram's connection
+        // while one is received.
+        const auto& datagrams = from_clients.datagrams;
+        for (std::size_t i = 0; i < datagrams.size(); ++i) {
+            if (prefetch && (i + 1) % receive_batch != 0 && i + 1 < datagrams.size()) {
+                server->prefetch(datagrams[i + 1].to);
+            }
+            const auto& d = datagrams[i];
             server->receive(std::span{from_clients.bytes}.subspan(d.offset, d.size), d.to, now);
         }
         from_clients.clear();
@@ -167,6 +177,21 @@ struct model {
     std::vector<bench_client> clients;
     outbox from_server;
     outbox from_clients;
+    bool prefetch{true};
+    // Datagrams per recvmmsg on the server at 600 to 1,000 thin bots (bench/RESULTS.md, twelfth pass).
+    static constexpr std::size_t receive_batch = 8;
+};
+
+// The rest of a server's tick between two visits of a client's transport state (the world, a thousand
+// clients' views): lines written all over a buffer of that size, which pushes the connections out of the
+// caches as the real tick does.
+struct evictor {
+    std::vector<std::uint8_t> buffer;
+    void run() {
+        for (std::size_t at = 0; at < buffer.size(); at += 64) {
+            ++buffer[at];
+        }
+    }
 };
 
 // The three phases, each named in callgrind's output.
@@ -195,19 +220,21 @@ struct phase_times {
     double receives{};
     double sends{};
     double timers{};
+    double receives_without_prefetch{}; // --compare-prefetch: the ticks received without it
 };
 
-void run_tick(model& m, std::span<const std::byte> input, std::span<const std::byte> snapshot,
-              phase_times& t) {
+void run_tick(model& m, std::span<const std::byte> input, std::span<const std::byte> snapshot, phase_times& t,
+              evictor& rest_of_tick) {
     const auto tick_end = m.now + std::chrono::microseconds{33'333};
     for (auto& c : m.clients) {
         c.core->send(channel::unreliable, input, m.now);
         c.core->flush(m.now);
     }
+    rest_of_tick.run();
     double at = thread_cpu_seconds();
     server_receives(m);
     double next = thread_cpu_seconds();
-    t.receives += next - at;
+    (m.prefetch ? t.receives : t.receives_without_prefetch) += next - at;
     at = next;
     server_sends(m, snapshot);
     next = thread_cpu_seconds();
@@ -239,32 +266,51 @@ int main(int argc, char** argv) {
     long clients_flag = 500;
     long ticks_flag = 60;
     long warmup_flag = 30;
-    if (!ecsnet::bench::read_count_flags(
-            argc, argv,
-            {{"--clients", 1, &clients_flag}, {"--ticks", 1, &ticks_flag}, {"--warmup", 0, &warmup_flag}})) {
-        std::fprintf(stderr, "usage: %s [--clients N] [--ticks T] [--warmup W]\n", argv[0]);
+    long evict_flag = 0;
+    long compare_flag = 0;
+    if (!ecsnet::bench::read_count_flags(argc, argv,
+                                         {{"--clients", 1, &clients_flag},
+                                          {"--ticks", 1, &ticks_flag},
+                                          {"--warmup", 0, &warmup_flag},
+                                          {"--evict-mb", 0, &evict_flag},
+                                          {"--compare-prefetch", 0, &compare_flag}})) {
+        std::fprintf(stderr,
+                     "usage: %s [--clients N] [--ticks T] [--warmup W] [--evict-mb M] "
+                     "[--compare-prefetch 0|1]\n",
+                     argv[0]);
         return 2;
     }
     const auto clients = static_cast<std::size_t>(clients_flag);
     const auto ticks = static_cast<int>(ticks_flag);
     const auto warmup = static_cast<int>(warmup_flag);
+    const bool compare = compare_flag != 0;
     model m{clients};
+    evictor rest_of_tick{std::vector<std::uint8_t>(static_cast<std::size_t>(evict_flag) << 20)};
     std::vector<std::byte> input(24, std::byte{0x11});
     std::vector<std::byte> snapshot(70, std::byte{0x5A});
     phase_times warm;
     for (int t = 0; t < warmup; ++t) {
-        run_tick(m, input, snapshot, warm);
+        run_tick(m, input, snapshot, warm, rest_of_tick);
     }
     phase_times measured;
     const auto messages_before = m.server_events.messages;
     for (int t = 0; t < ticks; ++t) {
-        run_tick(m, input, snapshot, measured);
+        m.prefetch = !compare || t % 2 == 1; // compared: every other tick without the prefetch hint
+        run_tick(m, input, snapshot, measured, rest_of_tick);
     }
     const auto per = [&](double seconds) { return seconds * 1e6 / static_cast<double>(clients) / ticks; };
     std::printf(
         "clients %zu, ticks %d: server transport per client per tick %.2f us (receive %.2f, send %.2f, "
         "timers %.2f; thread CPU), %zu inputs received\n",
-        clients, ticks, per(measured.receives + measured.sends + measured.timers), per(measured.receives),
-        per(measured.sends), per(measured.timers), m.server_events.messages - messages_before);
+        clients, ticks,
+        per(measured.receives + measured.receives_without_prefetch + measured.sends + measured.timers),
+        per(measured.receives + measured.receives_without_prefetch), per(measured.sends),
+        per(measured.timers), m.server_events.messages - messages_before);
+    if (compare) {
+        // Each half of the ticks, per client per tick of that half.
+        std::printf("receive with the prefetch hint %.3f us, without %.3f us: ratio %.3f\n",
+                    2 * per(measured.receives), 2 * per(measured.receives_without_prefetch),
+                    measured.receives / measured.receives_without_prefetch);
+    }
     return 0;
 }

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <random>
@@ -108,6 +109,58 @@ TEST(DatagramBatch, WhatAClosedSocketCannotSendIsCountedLostAndTheBatchEmptied) 
     EXPECT_EQ(batch.flush(sockets.sender), 2U);
     EXPECT_TRUE(batch.empty());
     EXPECT_EQ(batch.flush(sockets.sender), 0U);
+}
+
+TEST(DatagramBatch, AheadIsToldEachNextSenderBeforeTheDatagramInFrontOfItIsHandled) {
+    // Three senders take turns: each call of `ahead` must name the sender of the datagram handled next,
+    // and come before the one in front of it, never after the batch's last.
+    socket_pair sockets;
+    asio::io_context& io = sockets.io;
+    std::vector<udp::socket> senders;
+    for (int i = 0; i < 3; ++i) {
+        senders.emplace_back(io, udp::endpoint{asio::ip::make_address("127.0.0.1"), 0});
+    }
+    const auto to = sockets.receiver.local_endpoint();
+    constexpr std::size_t count = 10;
+    for (std::size_t i = 0; i < count; ++i) {
+        const std::array<std::uint8_t, 1> datagram{static_cast<std::uint8_t>(i)};
+        senders[i % senders.size()].send_to(asio::buffer(datagram), to);
+    }
+    incoming_batch incoming;
+    std::vector<udp::endpoint> handled;
+    std::vector<udp::endpoint> announced;     // by `ahead`, in order
+    std::size_t announced_before_handled = 0; // announcements made when the announced one was next
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds{1};
+    while (handled.size() < count && std::chrono::steady_clock::now() < deadline) {
+        const auto first = handled.size();
+        const auto n = incoming.receive(
+            sockets.receiver,
+            [&](std::span<const std::uint8_t> datagram, const udp::endpoint& from) {
+                ASSERT_EQ(datagram.size(), 1U);
+                EXPECT_EQ(datagram[0], handled.size());
+                handled.push_back(from);
+            },
+            [&](const udp::endpoint& next) {
+                announced.push_back(next);
+                announced_before_handled += handled.size() + 1 == announced.size() + first ? 1 : 0;
+            });
+        if (n == 0) {
+            std::this_thread::sleep_for(std::chrono::milliseconds{1});
+        } else {
+            // One announcement per datagram of the batch but its first.
+            EXPECT_EQ(announced.size(), handled.size() - first - 1);
+            for (std::size_t k = 0; k < announced.size(); ++k) {
+                EXPECT_EQ(announced[k], handled[first + k + 1]);
+            }
+            EXPECT_EQ(announced_before_handled, announced.size());
+            announced.clear();
+            announced_before_handled = 0;
+        }
+    }
+    ASSERT_EQ(handled.size(), count);
+    for (std::size_t i = 0; i < count; ++i) {
+        EXPECT_EQ(handled[i], senders[i % senders.size()].local_endpoint());
+    }
 }
 
 TEST(DatagramBatch, NothingWaitingReceivesNothing) {

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "ecsnet/transport/delivery.hpp"
+#include "prefetch.hpp"
 
 namespace ecsnet::transport {
 
@@ -772,6 +773,14 @@ receive_result link::receive(std::span<const std::byte> body, clock::time_point 
     reassembly_.expire(now);
     stats_.messages_dropped = reassembly_.dropped();
     return result;
+}
+
+void link::prefetch_receive() const noexcept {
+    // What a body's check reads (the limits), then the sequences, ack masks, received packets and the
+    // round-trip estimate. Nothing here may read the link's own members to decide what to ask for (the
+    // record of the newest packet sent, say): that read would wait for the very line this is to spare.
+    detail::prefetch_members(config_, limits_);
+    detail::prefetch_members(next_sequence_, rtt_);
 }
 
 } // namespace ecsnet::transport

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "prefetch.hpp"
+
 namespace ecsnet::transport {
 
 server_connection::server_connection(connection_id id, const challenge_contents& handshake,
@@ -65,6 +67,12 @@ server_connection::open(const datagram_header& header, std::span<const std::uint
     ++datagrams_received_;
     bytes_received_ += datagram.size();
     return *size;
+}
+
+void server_connection::prefetch_receive() const noexcept {
+    detail::prefetch_members(id_, replay_);
+    detail::prefetch_bytes(&receive_key_, sizeof receive_key_);
+    link_.prefetch_receive();
 }
 
 clock::time_point server_connection::next_visit(clock::time_point now,

@@ -146,6 +146,12 @@ void server_core::receive(std::span<const std::uint8_t> datagram, const net_addr
     drop(drop_reason::bad_prefix, from); // packets only a server sends
 }
 
+void server_core::prefetch(const net_address& from) const noexcept {
+    if (const auto* connection = connections_.find(from)) {
+        connection->prefetch_receive();
+    }
+}
+
 void server_core::on_request(std::span<const std::uint8_t> datagram, const net_address& from,
                              clock::time_point now) {
     const auto checked_request = handshake_.check_request(datagram, from, now, unix_now());

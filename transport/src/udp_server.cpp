@@ -95,15 +95,21 @@ void udp_server::receive() {
             const auto now = clock::now();
             // What waits, a batch at a time, in bounded rounds: the timers and the tick get their turn.
             for (int round = 0; round < 8; ++round) {
-                const auto received = incoming_->receive(socket_, [&](std::span<const std::uint8_t> datagram,
-                                                                      const asio::ip::udp::endpoint& sender) {
-                    const auto from = from_endpoint(sender);
-                    if (sim_in_) {
-                        sim_in_->submit(as_bytes_of(datagram), now, from);
-                    } else {
-                        core_->receive(datagram, from, now);
-                    }
-                });
+                const auto received = incoming_->receive(
+                    socket_,
+                    [&](std::span<const std::uint8_t> datagram, const asio::ip::udp::endpoint& sender) {
+                        const auto from = from_endpoint(sender);
+                        if (sim_in_) {
+                            sim_in_->submit(as_bytes_of(datagram), now, from);
+                        } else {
+                            core_->receive(datagram, from, now);
+                        }
+                    },
+                    [&](const asio::ip::udp::endpoint& next) {
+                        if (!sim_in_) {
+                            core_->prefetch(from_endpoint(next));
+                        }
+                    });
                 if (received < incoming_batch::capacity) {
                     break;
                 }

@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include <asio/ip/udp.hpp>
@@ -119,13 +120,20 @@ private:
 /// Receives what waits in a non-blocking socket, up to `capacity` datagrams a call.
 class incoming_batch {
 public:
+    /// The default `ahead` of receive(): nothing to ask for.
+    struct no_lookahead {
+        void operator()(const asio::ip::udp::endpoint&) const noexcept {}
+    };
+
     static constexpr std::size_t capacity = 32;
     static constexpr std::size_t buffer_bytes = 2048; // more than 1,200: an oversized datagram shows as such
 
     /// Calls f(std::span<const std::uint8_t> datagram, const asio::ip::udp::endpoint& from) for each
-    /// datagram received; returns how many (0: nothing waiting, or an error, which concerns one datagram).
-    template<typename F>
-    std::size_t receive(asio::ip::udp::socket& socket, F&& f) {
+    /// datagram received, and before each but the last ahead(const asio::ip::udp::endpoint& from) with the
+    /// next one's sender (to ask for its state while this one is handled); returns how many (0: nothing
+    /// waiting, or an error, which concerns one datagram).
+    template<typename F, typename Ahead = no_lookahead>
+    std::size_t receive(asio::ip::udp::socket& socket, F&& f, Ahead&& ahead = {}) {
 #if defined(__linux__)
         for (std::size_t i = 0; i < capacity; ++i) {
             iov_[i] = {buffers_[i].data(), buffer_bytes};
@@ -145,6 +153,11 @@ public:
         }
         for (int i = 0; i < got; ++i) {
             from_[i].resize(headers_[i].msg_hdr.msg_namelen);
+        }
+        for (int i = 0; i < got; ++i) {
+            if (i + 1 < got) {
+                ahead(std::as_const(from_[i + 1]));
+            }
             f(std::span<const std::uint8_t>{buffers_[i].data(), headers_[i].msg_len}, from_[i]);
         }
         return static_cast<std::size_t>(got);

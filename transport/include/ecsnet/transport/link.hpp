@@ -76,6 +76,9 @@ public:
     receive_result receive(std::span<const std::byte> body, clock::time_point now,
                            const deliver_function& deliver);
 
+    /// Asks for the state receive() reads without waiting for it (see server_connection::prefetch_receive).
+    void prefetch_receive() const noexcept;
+
     /// Whether write_packets(now) would write anything.
     [[nodiscard]] bool wants_to_send(clock::time_point now) const;
     /// When wants_to_send becomes true (<= now when it is already), or nullopt when nothing is pending:

@@ -43,6 +43,11 @@ public:
                                                          std::uint64_t protocol_id,
                                                          std::span<std::uint8_t> out, clock::time_point now);
 
+    /// Asks for what open() and the link's receive() read (the replay window, the receive key, the link's
+    /// receive state) without waiting for it: a server handling a batch of datagrams asks for the next
+    /// one's connection while it handles one, since a thousand clients' connections are cold in cache.
+    void prefetch_receive() const noexcept;
+
     /// Nothing authenticated received for the timeout.
     [[nodiscard]] bool timed_out(clock::time_point now) const noexcept {
         return now - last_received_ > timeout_;
