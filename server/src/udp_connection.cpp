@@ -97,11 +97,12 @@ void udp_connection::received(transport::channel, std::span<const std::byte> byt
         return;
     }
     const std::string_view view{reinterpret_cast<const char*>(bytes.data()), bytes.size()};
-    if (auto decoded = decoder_.decode(view); !decoded) {
+    auto decoder = listener_.borrow_decoder();
+    if (auto decoded = decoder->decode(view); !decoded) {
         disconnect(v1::PROTOCOL_ERROR, "malformed message: " + std::string{decoded.message()});
         return;
     }
-    handler_.on_message(*this, decoder_.message());
+    handler_.on_message(*this, decoder->message());
 }
 
 void udp_connection::leave() {

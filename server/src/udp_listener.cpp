@@ -13,6 +13,21 @@ udp_listener::udp_listener(asio::io_context& io, transport::udp_server_options o
 
 udp_listener::~udp_listener() = default;
 
+udp_listener::borrowed_decoder::borrowed_decoder(udp_listener& listener)
+    : listener_{listener} {
+    if (listener_.decoder_in_use_) {
+        own_ = std::make_unique<envelope_decoder>();
+    } else {
+        listener_.decoder_in_use_ = true;
+    }
+}
+
+udp_listener::borrowed_decoder::~borrowed_decoder() {
+    if (!own_) {
+        listener_.decoder_in_use_ = false;
+    }
+}
+
 void udp_listener::start() {
     server_.start();
 }

@@ -21,7 +21,6 @@
 #include <ecsnet/transport/server_handler.hpp>
 
 #include "client_link.hpp"
-#include "envelope_decoder.hpp"
 
 namespace ecsnet::server {
 
@@ -61,7 +60,6 @@ private:
     transport::connection_id id_;
     std::chrono::milliseconds handshake_timeout_;
     asio::steady_timer handshake_timer_;
-    envelope_decoder decoder_;
     std::string scratch_;
     bool closing_{false};
     bool left_{false};

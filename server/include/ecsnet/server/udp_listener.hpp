@@ -16,6 +16,7 @@
 #include <ecsnet/transport/udp_server.hpp>
 
 #include "client_link.hpp"
+#include "envelope_decoder.hpp"
 #include "udp_connection.hpp"
 
 namespace ecsnet::server {
@@ -36,6 +37,26 @@ public:
     [[nodiscard]] std::uint16_t port() const noexcept { return server_.port(); }
     [[nodiscard]] transport::udp_server& server() noexcept { return server_; }
     [[nodiscard]] const transport::udp_server& server() const noexcept { return server_; }
+
+    /// The decoder a connection decodes a message with, until the handle goes: the listener's own, shared by
+    /// its connections, which are all handled on its io thread one message at a time. One decoder's arena
+    /// block stays in cache where a thousand connections' own blocks were each cold at every datagram
+    /// (bench/RESULTS.md, thirteenth pass). Should a message be decoded while another is still handled
+    /// (nothing does that today), the second gets a decoder of its own, so the first stays valid.
+    class borrowed_decoder {
+    public:
+        explicit borrowed_decoder(udp_listener& listener);
+        ~borrowed_decoder();
+        borrowed_decoder(const borrowed_decoder&) = delete;
+        borrowed_decoder& operator=(const borrowed_decoder&) = delete;
+        envelope_decoder& operator*() noexcept { return own_ ? *own_ : listener_.decoder_; }
+        envelope_decoder* operator->() noexcept { return &**this; }
+
+    private:
+        udp_listener& listener_;
+        std::unique_ptr<envelope_decoder> own_; // when the listener's was in use
+    };
+    [[nodiscard]] borrowed_decoder borrow_decoder() { return borrowed_decoder{*this}; }
 
     // transport::server_handler
     void on_connected(const transport::connection_info& info) override;
@@ -59,6 +80,8 @@ private:
 
     [[nodiscard]] slot* find(transport::connection_id id) noexcept;
     bool stopped_{false};
+    envelope_decoder decoder_;
+    bool decoder_in_use_{false};
 };
 
 } // namespace ecsnet::server
