@@ -1,12 +1,12 @@
 #pragma once
 
 // Decodes messages into one reused Envelope without heap allocations for the messages themselves (the UDP
-// listener's connections share one: udp_listener::borrow_decoder). Parsing into a plain reused Envelope frees its message (an Ack, an Input) when cleared and
-// allocates the next, with an Input's payload string: malloc/free pairs on every datagram (~3% of the
-// server's CPU at 500 clients). Here the Envelope lives on an arena whose first block is this object's own,
-// emptied every few messages: steady Acks and Inputs stay in that block (only a payload longer than a
-// std::string holds in place still has its own buffer, which the server keeps); a larger message (a
-// ClientHello) borrows heap blocks that the next emptying returns.
+// listener's connections share one: udp_listener::borrow_decoder). Parsing into a plain reused Envelope
+// frees its message (an Ack, an Input) when cleared and allocates the next, with an Input's payload string:
+// malloc/free pairs on every datagram (~3% of the server's CPU at 500 clients). Here the Envelope lives on
+// an arena whose first block is this object's own, emptied every few messages: steady Acks and Inputs stay
+// in that block (only a payload longer than a std::string holds in place still has its own buffer, which
+// the server keeps); a larger message (a ClientHello) borrows heap blocks that the next emptying returns.
 
 #include <array>
 #include <cstddef>
