@@ -5,14 +5,18 @@
 // one's lines while it works on the current one.
 
 #include <cstddef>
+#include <cstdint>
 
 namespace ecsnet::transport::detail {
 
-/// Asks for the cache lines of [data, data + bytes) without waiting for them (a prefetch never faults).
+/// Asks for every cache line [data, data + bytes) touches, without waiting for them (a prefetch never
+/// faults). From the line holding `data`: a range that starts inside a line may end in one more line than
+/// bytes / 64 steps from its start reach.
 inline void prefetch_bytes(const void* data, std::size_t bytes) noexcept {
-    const auto* at = static_cast<const char*>(data);
-    for (std::size_t offset = 0; offset < bytes; offset += 64) {
-        __builtin_prefetch(at + offset);
+    constexpr std::uintptr_t line = 64;
+    const auto begin = reinterpret_cast<std::uintptr_t>(data);
+    for (auto at = begin & ~(line - 1); at < begin + bytes; at += line) {
+        __builtin_prefetch(reinterpret_cast<const void*>(at));
     }
 }
 
