@@ -61,7 +61,8 @@ command_line parse_command_line(int argc, const char* const* argv, std::ostream&
     app.add_option("--report-html", result.report_html_path,
                    "write a self-contained HTML page to this file: the summary, the latency histogram, the "
                    "run second by second and a row per bot");
-    app.add_option("--threads", options.threads, "threads running the bots' io_context")
+    app.add_option("--threads", options.threads,
+                   "threads, each running an io_context of its own with its share of the bots")
         ->check(CLI::Range(std::size_t{1}, std::size_t{64}))
         ->capture_default_str();
     app.add_option("--name-prefix", options.name_prefix,

@@ -46,48 +46,70 @@ cpu_times process_cpu() {
             static_cast<double>(usage.ru_maxrss) / 1024.0};
 }
 
-// The threads running the io_context. A handler that throws (none should) is logged, and the thread runs on.
+// The bots' io_contexts, one per thread, each run by its own thread. A bot lives on one of them, so its
+// handlers never move between threads: each context has a single runner (concurrency hint 1: completions
+// go through the running thread's private queue instead of the shared one and its lock), and no strand
+// hands work from one thread to the other. One io_context run by every thread cost a full bot about 8% more
+// CPU per snapshot (bench/RESULTS.md, fourteenth pass). A handler that throws (none should) is logged, and
+// the thread runs on.
 class io_threads {
 public:
-    io_threads(asio::io_context& io, std::size_t count, event_log& log)
-        : io_{&io}
-        , work_{asio::make_work_guard(io)} {
+    io_threads(std::size_t count, event_log& log)
+        : log_{&log} {
+        contexts_.reserve(count);
         for (std::size_t i = 0; i < count; ++i) {
-            threads_.emplace_back([this, &log] {
-                while (true) {
-                    try {
-                        io_->run();
-                        break;
-                    } catch (const std::exception& error) {
-                        log.log("internal error", error.what());
-                    }
-                }
-                ++finished_;
-            });
+            contexts_.push_back(std::make_unique<asio::io_context>(1));
+            work_.push_back(asio::make_work_guard(*contexts_.back()));
         }
     }
     io_threads(const io_threads&) = delete;
     io_threads& operator=(const io_threads&) = delete;
     ~io_threads() { finish(std::chrono::milliseconds{0}); }
 
-    /// Lets the io_context run out of work for up to `grace`, then stops it and joins the threads.
+    /// The io_context of the k-th bot: they take turns.
+    [[nodiscard]] asio::io_context& context_for(std::size_t k) noexcept {
+        return *contexts_[k % contexts_.size()];
+    }
+
+    /// Starts a thread per io_context (once the bots exist).
+    void start() {
+        for (auto& context : contexts_) {
+            threads_.emplace_back([this, io = context.get()] {
+                while (true) {
+                    try {
+                        io->run();
+                        break;
+                    } catch (const std::exception& error) {
+                        log_->log("internal error", error.what());
+                    }
+                }
+                ++finished_;
+            });
+        }
+    }
+
+    /// Lets the io_contexts run out of work for up to `grace`, then stops them and joins the threads.
     void finish(std::chrono::milliseconds grace) {
-        work_.reset();
+        work_.clear();
         const auto deadline = steady::now() + grace;
         while (finished_.load() < threads_.size() && steady::now() < deadline) {
             std::this_thread::sleep_for(std::chrono::milliseconds{5});
         }
-        io_->stop();
+        for (auto& context : contexts_) {
+            context->stop();
+        }
         for (auto& thread : threads_) {
             if (thread.joinable()) {
                 thread.join();
             }
         }
+        threads_.clear();
     }
 
 private:
-    asio::io_context* io_;
-    asio::executor_work_guard<asio::io_context::executor_type> work_;
+    std::vector<std::unique_ptr<asio::io_context>> contexts_;
+    std::vector<asio::executor_work_guard<asio::io_context::executor_type>> work_;
+    event_log* log_;
     std::vector<std::thread> threads_;
     std::atomic<std::size_t> finished_{0};
 };
@@ -212,16 +234,17 @@ swarm_report run_swarm(const swarm_options& options, std::ostream& progress, std
 
     event_log events{log, o.max_logged_events};
     swarm_counters counters;
-    asio::io_context io{static_cast<int>(o.threads)};
+    io_threads threads{o.threads, events};
     // The full bots first, then the thin ones: the connects of both kinds interleave over the ramp.
     const auto total = o.clients + o.thin;
     std::vector<std::unique_ptr<bot>> bots;
     bots.reserve(total);
     for (std::size_t i = 0; i < o.clients; ++i) {
-        bots.push_back(std::make_unique<bot>(io, i, false, o, counters, events));
+        bots.push_back(
+            std::make_unique<bot>(threads.context_for(bots.size()), i, false, o, counters, events));
     }
     for (std::size_t i = 0; i < o.thin; ++i) {
-        bots.push_back(std::make_unique<bot>(io, i, true, o, counters, events));
+        bots.push_back(std::make_unique<bot>(threads.context_for(bots.size()), i, true, o, counters, events));
     }
     // Bot k connects k-th: spread the thin ones between the full ones (a thin bot every clients/thin).
     std::vector<bot*> launch_order;
@@ -230,7 +253,7 @@ swarm_report run_swarm(const swarm_options& options, std::ostream& progress, std
         const bool thin_next = thin < o.thin && (full == o.clients || thin * o.clients <= full * o.thin);
         launch_order.push_back(bots[thin_next ? o.clients + thin++ : full++].get());
     }
-    io_threads threads{io, o.threads, events};
+    threads.start();
 
     const auto start = steady::now();
     const auto ramp_end = start + from_seconds(o.ramp_seconds);

@@ -177,6 +177,28 @@ TEST(BotsSwarm, IdleBotsSendNoInputAndTheirAvatarsStay) {
     EXPECT_EQ(before->y, after->y);
 }
 
+// Each thread runs an io_context of its own and the bots take turns among them: one thread serves them all,
+// and a thread left without a bot neither keeps the run from ending nor stops the others.
+TEST(BotsSwarm, EveryBotIsServedWithOneThreadOrMoreThreadsThanBots) {
+    test_server server{100};
+    for (const auto& [threads, clients] : {std::pair<std::size_t, std::size_t>{1, 3}, {3, 2}}) {
+        auto options = quick_options(server.port(), clients, 1.0);
+        options.threads = threads;
+        options.name_prefix = "t" + std::to_string(threads);
+        const auto result = run(options);
+        const auto& r = result.report;
+        EXPECT_TRUE(r.passed()) << threads << " threads: " << failures(r) << result.log;
+        EXPECT_EQ(r.ended_by, run_end::duration) << threads << " threads";
+        EXPECT_EQ(r.clients_reached, clients) << threads << " threads";
+        EXPECT_EQ(r.desyncs, 0U) << threads << " threads";
+        ASSERT_EQ(r.bots.size(), clients);
+        for (const auto& b : r.bots) {
+            EXPECT_GT(b.applied, 5U) << threads << " threads, " << b.name;
+        }
+        EXPECT_LT(result.seconds, 6.0) << threads << " threads";
+    }
+}
+
 TEST(BotsSwarm, TheRampSpreadsConnectsAndTheDurationCountsFromItsEnd) {
     test_server server{50};
     auto options = quick_options(server.port(), 10, 1.0);

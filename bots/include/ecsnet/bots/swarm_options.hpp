@@ -36,7 +36,7 @@ struct swarm_options {
     double duration_seconds{30.0};
     behaviour_kind behaviour{behaviour_kind::wander};
     std::uint64_t seed{1};
-    /// Threads running the one io_context every bot lives on.
+    /// Threads, each running an io_context of its own; the bots take turns among them.
     std::size_t threads{2};
     /// Bot i is named "<name_prefix>-<i>", thin bot i "<name_prefix>-thin-<i>" (what the server logs).
     std::string name_prefix{"bot"};
