@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """bench/loadtest --plot-only (issue 18): the capacity curve drawn from a small capacity table, without
 running a load test. The fixture has rows of both formats the table has had (18 and 19 columns), two runs,
-a thin one and an "n/a"; the PNG must be a real one (signature, an IHDR of a sensible size, every chunk's
+a thin one, one through the TUN wire (a run of its own) and an "n/a"; the PNG must be a real one (signature, an IHDR of a sensible size, every chunk's
 CRC right) and the output must count the rows and runs. A table with no row is an error, not an empty
 picture. Exit 77 (skipped) when no python3 here has matplotlib (scripts/setup installs
 python3-matplotlib)."""
@@ -26,6 +26,7 @@ FIXTURE = """# Results
 | 2026-11-25 03:41 | 100 | UDP | 10000 (r 160 m) | 3.65 | 7.90 (<= 8.0) | 0 | 5.58 | 17 (16, 2) | 66 | 3.6 | 8.38 | 0 | 0.999 | 0 | 29 | 1.85 | yes | 55.8 |
 | 2026-11-25 03:42 | 250 | UDP | 10000 (r 160 m) | 6.23 | 15.22 (<= 16.0) | 0 | 10.01 | 30 (30, 5) | 52 | 3.0 | 12.99 | 0 | 0.999 | 0 | 55 | 1.36 | no: tick p99 | 40.0 |
 | 2026-11-25 03:45 | 500 thin | UDP | 10000 (r 160 m) | 12.16 | 27.95 (<= 32.0) | 0 | 16.38 | 49 (49, 8) | 67 | 3.3 | 15.87 | 0 | 0.999 | 0 | 47 | 1.03 | no: tick p99 | 32.8 |
+| 2026-11-28 15:14 | 1000 thin | UDP OVER TUN | 10000 (r 160 m) | 17.94 | 31.50 (<= 33.3) | 6 | 23.83 | 71 (55, 14) | 39 | 2.0 | 39.17 | 0 | 0.995 | 0 | 57 | 1.40 | no: tick p99 | 23.8 |
 <!-- loadtest:end -->
 """
 
@@ -68,7 +69,7 @@ def main():
         done = subprocess.run([sys.executable, LOADTEST, "--plot-only", "--results", table, "--plot", png],
                               capture_output=True, text=True, timeout=120)
         assert done.returncode == 0, done.stdout + done.stderr
-        assert "5 rows in 3 run(s)" in done.stdout, done.stdout
+        assert "6 rows in 4 run(s)" in done.stdout, done.stdout
         size, width, height = check_png(png)
         print(f"capacity.png: {size} bytes, {width} x {height}")
 
