@@ -49,7 +49,7 @@ cpu_times process_cpu() {
 // The bots' io_contexts, one per thread, each run by its own thread. A bot lives on one of them, so its
 // handlers never move between threads: each context has a single runner (concurrency hint 1: completions
 // go through the running thread's private queue instead of the shared one and its lock), and no strand
-// hands work from one thread to the other. One io_context run by every thread cost a full bot about 8% more
+// hands work from one thread to the other. One io_context run by every thread cost a full bot about 10% more
 // CPU per snapshot (bench/RESULTS.md, fourteenth pass). A handler that throws (none should) is logged, and
 // the thread runs on.
 class io_threads {
