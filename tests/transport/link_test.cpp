@@ -114,6 +114,46 @@ TEST(Link, RedundantMessagesRideInEveryBodyAndRepeatOnATimer) {
     ASSERT_TRUE(net.run_until([&] { return net.a.l.redundant_pending() == 0; }, 1s));
 }
 
+// A client pushing an input each time a snapshot arrives, to a server that writes once per 33 ms tick, 1
+// to 10 ms into it (when its turn in the tick's send loop comes), and acks with its snapshots only: each
+// input goes out once, with the snapshot's ack, and is never resent on a timer while the stream flows
+// (the next input carries it anyway). Then the stream stops: the last input is resent on a timer, since no
+// push will carry it.
+TEST(Link, AnInputStreamIsNotResentOnATimerWhileItFlows) {
+    link_pair net{link_config{}, sim_config{}, sim_config{}};
+    net.b.writes = false;
+    sim_random rng{7};
+    std::uint64_t inputs = 0;
+    std::size_t snapshots_seen = 0;
+    auto tick_start = net.now;
+    for (int tick = 0; tick < 90; ++tick) {
+        const auto write_at =
+            tick_start + std::chrono::milliseconds{1 + static_cast<std::int64_t>(rng.below(10))};
+        tick_start += 33ms;
+        while (net.now < tick_start) {
+            const bool server_writes = net.now + 1ms == write_at;
+            if (server_writes) {
+                net.b.l.send(channel::unreliable,
+                             as_bytes(make_message(static_cast<std::uint64_t>(1000 + tick), 40)), net.now);
+            }
+            net.b.writes = server_writes;
+            net.step();
+            if (net.a.delivered.size() > snapshots_seen) { // a snapshot: the client answers with an input
+                snapshots_seen = net.a.delivered.size();
+                net.a.l.send(channel::redundant, as_bytes(make_message(inputs++, 20)), net.now);
+            }
+        }
+    }
+    ASSERT_EQ(inputs, 90U); // one per snapshot
+    EXPECT_EQ(net.a.bodies_written, inputs) << "bodies beyond one per input: timer resends";
+    EXPECT_EQ(net.b.delivered.size(), inputs); // each once
+    EXPECT_GE(net.a.l.redundant_pending(), 1U);
+    // The stream stops: its last input goes again once the timeout has passed.
+    const auto bodies = net.a.bodies_written;
+    ASSERT_TRUE(net.run_until([&] { return net.a.bodies_written > bodies; }, 200ms));
+    EXPECT_GE(net.a.l.redundant_pending(), 1U); // the server does not write: nothing acks it
+}
+
 TEST(Link, MessagesUpToOneBodyGoWholeAndBiggerOnesInFragments) {
     link_pair net{link_config{}, sim_config{}, sim_config{}};
     const auto whole = net.a.l.max_whole_message_bytes();

@@ -19,9 +19,9 @@ std::vector<std::byte> msg(int fill, std::size_t n = 4) {
 TEST(RedundantSender, KeepsTheLastWindowAndCountsWhatFallsOut) {
     redundant_sender sender{3, 16};
     std::uint64_t overflow = 0;
-    EXPECT_EQ(sender.push(msg(0, 17), overflow), send_status::too_big);
+    EXPECT_EQ(sender.push(msg(0, 17), overflow, clock::time_point{}), send_status::too_big);
     for (int i = 0; i < 5; ++i) {
-        EXPECT_EQ(sender.push(msg(i), overflow), send_status::queued);
+        EXPECT_EQ(sender.push(msg(i), overflow, clock::time_point{}), send_status::queued);
     }
     EXPECT_EQ(overflow, 2U);
     EXPECT_EQ(sender.pending(), 3U);
@@ -35,8 +35,30 @@ TEST(RedundantSender, KeepsTheLastWindowAndCountsWhatFallsOut) {
     EXPECT_EQ(sender.first_id(), 4);
     sender.on_acked(1); // older: nothing
     EXPECT_EQ(sender.pending(), 1U);
-    sender.push(msg(5), overflow);
+    sender.push(msg(5), overflow, clock::time_point{});
     EXPECT_TRUE(sender.has_unsent());
+}
+
+// While the stream flows the next push carries the pending messages again: the timer waits for one and a
+// half of the usual interval between pushes (a long pause counting as 250 ms), never less than the link's.
+TEST(RedundantSender, TheResendTimeoutWaitsForTheStreamsNextPush) {
+    using namespace std::chrono_literals;
+    redundant_sender sender{8, 16};
+    std::uint64_t overflow = 0;
+    clock::time_point now{std::chrono::hours{1}};
+    EXPECT_EQ(sender.resend_timeout(20ms), 20ms); // no interval known yet
+    for (int i = 0; i < 40; ++i) {
+        sender.push(msg(i), overflow, now);
+        now += 33ms;
+        sender.on_acked(sender.first_id()); // keep the window from filling
+    }
+    EXPECT_EQ(sender.push_interval(), 33ms);
+    EXPECT_EQ(sender.resend_timeout(20ms), 49500us);
+    EXPECT_EQ(sender.resend_timeout(80ms), 80ms);
+    // A pause of a minute counts as 250 ms.
+    now += std::chrono::minutes{1};
+    sender.push(msg(1), overflow, now);
+    EXPECT_EQ(sender.push_interval(), 60125us); // (7 x 33 + 250) / 8 ms
 }
 
 TEST(RedundantReceiver, DeliversEachIdOnceInOrderAndCountsGaps) {

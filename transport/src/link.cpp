@@ -145,7 +145,7 @@ send_status link::send(channel ch, std::span<const std::byte> message, clock::ti
         status = unreliable_out_.push(message);
         break;
     case channel::redundant:
-        status = redundant_out_.push(message, stats_.redundant_overflow);
+        status = redundant_out_.push(message, stats_.redundant_overflow, now);
         break;
     }
     if (status == send_status::queued) {
@@ -211,7 +211,7 @@ std::optional<clock::time_point> link::next_send_time(clock::time_point now) con
     if (redundant_out_.pending() > 0 || reliable_out_.size() > 0) {
         const auto rto = resend_timeout();
         if (redundant_out_.pending() > 0) {
-            consider(redundant_out_.last_sent() + rto);
+            consider(redundant_out_.last_sent() + redundant_out_.resend_timeout(rto));
         }
         if (const auto reliable = reliable_due(now, rto)) {
             consider(*reliable);
@@ -246,7 +246,8 @@ std::size_t link::write_packets(clock::time_point now, body_sink sink) {
     const auto rto = resend_timeout();
     const bool ack_due = acks_due(now) || reliable_in_.fragment_ack_owed();
     const bool redundant_due = redundant_out_.pending() > 0 &&
-                               (redundant_out_.has_unsent() || now - redundant_out_.last_sent() >= rto);
+                               (redundant_out_.has_unsent() ||
+                                now - redundant_out_.last_sent() >= redundant_out_.resend_timeout(rto));
     const auto reliable_when = reliable_due(now, rto);
     const bool reliable_now = reliable_when && *reliable_when <= now;
     // Without acks for several timeouts, timer resends are limited to one probe per resend timeout: the
