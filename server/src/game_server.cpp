@@ -152,6 +152,8 @@ game_server::game_server(server_options options, std::unique_ptr<game_world> wor
     , replicator_{make_replicator(options_, *world_, history_, metrics_)}
     , pacer_{static_cast<double>(options_.tick_rate), clock::now()}
     , tick_load_{options_.tick_rate}
+    , snapshot_stride_{snapshot_stride_options{.max_stride = options_.max_snapshot_stride},
+                       options_.tick_rate, pacer_.period()}
     , epoch_{clock::now()}
     , epoch_unix_us_{static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
                                                     std::chrono::system_clock::now().time_since_epoch())
@@ -484,6 +486,13 @@ void game_server::schedule_tick(clock::time_point at) {
 
 void game_server::tick() {
     const auto started = clock::now();
+    // Each part's time goes to its counter as the part ends (ecsnet_tick_phase_seconds_total).
+    auto part_started = started;
+    const auto part_ended = [&part_started](counter& part, clock::time_point now = clock::now()) {
+        part.add(static_cast<std::uint64_t>(
+            std::chrono::duration_cast<std::chrono::nanoseconds>(now - part_started).count()));
+        part_started = now;
+    };
 
     // 1. The inputs for this tick (input_buffer.hpp), each client's to its own avatar only. Shots among
     // them are checked against the clock of this tick (lag_compensation.hpp).
@@ -513,9 +522,11 @@ void game_server::tick() {
             metrics_.inputs_dry.add();
         }
     });
+    part_ended(metrics_.tick_inputs_ns);
 
     // 2. Systems.
     world_->update(1.0 / static_cast<double>(options_.tick_rate));
+    part_ended(metrics_.tick_systems_ns);
 
     // 3. Capture the replicated state.
     ++tick_;
@@ -535,6 +546,7 @@ void game_server::tick() {
             take_checkpoint(started);
         }
     }
+    part_ended(metrics_.tick_capture_ns);
 
     // 4. Every playing client wants this tick; sent now where the socket is idle. A client that predicts
     // gets its InputStatus first (unreliable over UDP, in the same datagram as the snapshot when it fits).
@@ -550,6 +562,7 @@ void game_server::tick() {
         }
     });
     replicator_->prepare(to_prepare_);
+    part_ended(metrics_.tick_prepare_ns);
     const auto predicted = predicted_entities();
     connections_.for_each([this, &predicted](client_link& c) {
         auto& s = c.state();
@@ -571,6 +584,7 @@ void game_server::tick() {
         }
         c.want_snapshot();
     });
+    part_ended(metrics_.tick_send_ns);
 
     if (udp_) {
         export_transport_metrics(tick_ % options_.tick_rate == 0); // clients' RTT and loss once a second
@@ -580,6 +594,7 @@ void game_server::tick() {
     peer_log_.flush(ended);
     checkpoint_log_.flush(ended);
     metrics_.ticks.add();
+    part_ended(metrics_.tick_other_ns, ended);
     metrics_.tick_duration.observe(std::chrono::duration<double>(ended - started).count());
     tick_load_.add(ended - started);
     metrics_.entities.set(static_cast<double>(world_->registry().alive()));
@@ -595,6 +610,17 @@ void game_server::tick() {
                 tick_, std::chrono::duration<double, std::milli>(ended - started).count(),
                 std::chrono::duration<double, std::milli>(pacer_.period()).count(), next.skipped_slots,
                 overruns);
+        }
+    }
+    if (const auto before = snapshot_stride_.stride();
+        snapshot_stride_.tick_ended(ended - started, next.overrun)) {
+        const auto stride = snapshot_stride_.stride();
+        metrics_.snapshot_stride.set(static_cast<double>(stride));
+        if (peer_log_.allow("snapshot stride", ended)) {
+            spdlog::warn(
+                "{}: the last second's ticks took {:.0f}% of the period; each client now gets a snapshot "
+                "every {} tick(s)",
+                stride > before ? "overloaded" : "catching up", 100.0 * snapshot_stride_.last_load(), stride);
         }
     }
     schedule_tick(next.next_start);
@@ -1012,6 +1038,9 @@ game_server::snapshot_gate game_server::gate(const session& s) const noexcept {
     if (history_.empty() || (s.sent && *s.sent >= history_.newest_tick())) {
         return snapshot_gate::nothing_new;
     }
+    if (!snapshot_stride_.sends_at(history_.newest_tick(), s.id)) {
+        return snapshot_gate::skipped; // overloaded: this client's turn is a later tick
+    }
     if (s.full_state_in_flight) {
         return snapshot_gate::held; // one at a time: the client's ack (or full-state request) sends the next
     }
@@ -1068,6 +1097,7 @@ std::optional<outgoing_snapshot> game_server::next_snapshot(client_link& to) {
     auto& s = to.state();
     switch (gate(s)) {
     case snapshot_gate::nothing_new:
+    case snapshot_gate::skipped:
         return std::nullopt;
     case snapshot_gate::held:
         metrics_.snapshots_held.add();

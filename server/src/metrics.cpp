@@ -148,9 +148,10 @@ std::vector<double> histogram::exponential_bounds(double start, double factor, s
     return bounds;
 }
 
-counter_family::counter_family(std::string label, const std::vector<std::string>& values)
+counter_family::counter_family(std::string label, const std::vector<std::string>& values, double scale)
     : label_{std::move(label)}
     , values_{values}
+    , scale_{scale}
     , counters_{} {
     values_.emplace_back("other");
     counters_ = std::make_unique<counter[]>(values_.size());
@@ -204,13 +205,14 @@ histogram& metrics_registry::add_histogram(std::string name, std::string help,
 }
 
 counter_family& metrics_registry::add_counter_family(std::string name, std::string help, std::string label,
-                                                     const std::vector<std::string>& values) {
-    auto& added = entries_.emplace_back(entry{std::move(name),
-                                              std::move(help),
-                                              {},
-                                              {},
-                                              {},
-                                              std::make_unique<counter_family>(std::move(label), values)});
+                                                     const std::vector<std::string>& values, double scale) {
+    auto& added =
+        entries_.emplace_back(entry{std::move(name),
+                                    std::move(help),
+                                    {},
+                                    {},
+                                    {},
+                                    std::make_unique<counter_family>(std::move(label), values, scale)});
     return *added.as_family;
 }
 
@@ -247,8 +249,11 @@ std::string metrics_registry::render() const {
             header(out, e.name, e.help, "counter");
             const auto& f = *e.as_family;
             for (std::size_t i = 0; i < f.size(); ++i) {
+                const auto value = f.counter_at(i).value();
                 out += e.name + '{' + f.label() + "=\"" + escape(f.value_at(i), true) + "\"} " +
-                       std::to_string(f.counter_at(i).value()) + '\n';
+                       (f.scale() == 1.0 ? std::to_string(value)
+                                         : format_metric_value(static_cast<double>(value) * f.scale())) +
+                       '\n';
             }
         } else if (e.as_grid) {
             header(out, e.name, e.help, "counter");

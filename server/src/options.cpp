@@ -90,6 +90,12 @@ parsed_options parse_options(int argc, const char* const* argv) {
                    "second's ticks took on average more than this fraction of the tick period; 0: never")
         ->check(CLI::Range(0.0, 10.0))
         ->capture_default_str();
+    app.add_option("--max-snapshot-stride", options.max_snapshot_stride,
+                   "while the ticks overrun or take more than 90% of the period, each client gets a "
+                   "snapshot every N ticks, N growing up to this and back to 1 once the server has caught "
+                   "up; 1: a snapshot every tick whatever the load")
+        ->check(CLI::Range(std::uint32_t{1}, std::uint32_t{30}))
+        ->capture_default_str();
     app.add_option("--npcs", options.npcs, "wandering NPCs in the demo arena")
         ->check(CLI::Range(std::size_t{0}, std::size_t{500'000}))
         ->capture_default_str();

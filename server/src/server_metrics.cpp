@@ -39,8 +39,25 @@ server_metrics::server_metrics()
           // p99 of 21 ms read as "between 16 and 32".
           {0.00025, 0.0005, 0.001, 0.002, 0.003,  0.004, 0.005, 0.006,  0.008, 0.010, 0.0125, 0.015, 0.0175,
            0.020,   0.0225, 0.025, 0.030, 0.0333, 0.040, 0.050, 0.0667, 0.100, 0.250, 0.500,  1.0})}
+    , tick_phases{registry.add_counter_family(
+          "ecsnet_tick_phase_seconds_total",
+          "Time the ticks spent in each of their parts: inputs (taken and applied), systems, capture "
+          "(history, relevancy and priorities, lag compensation, checkpoints), prepare (snapshots written "
+          "on the workers), send (snapshots and input status handed to the links), other (the transport's "
+          "metrics). Their sum is ecsnet_tick_duration_seconds_sum.",
+          "phase", {"inputs", "systems", "capture", "prepare", "send"}, 1e-9)}
+    , tick_inputs_ns{tick_phases.with("inputs")}
+    , tick_systems_ns{tick_phases.with("systems")}
+    , tick_capture_ns{tick_phases.with("capture")}
+    , tick_prepare_ns{tick_phases.with("prepare")}
+    , tick_send_ns{tick_phases.with("send")}
+    , tick_other_ns{tick_phases.with("other")}
     , tick_overruns{registry.add_counter("ecsnet_tick_overruns_total",
                                          "Ticks that ran past the start of the next.")}
+    , snapshot_stride{registry.add_gauge(
+          "ecsnet_snapshot_stride",
+          "Ticks between two snapshots to each client: 1, or more while the server is overloaded "
+          "(--max-snapshot-stride).")}
     , overload_refusals{registry.add_counter(
           "ecsnet_overload_refusals_total",
           "Clients refused with SERVER_FULL because the server's ticks were over --max-tick-load.")}
@@ -151,6 +168,8 @@ server_metrics::server_metrics()
           "Admin endpoint requests refused: access, bad input, too many event streams, not read-only.")}
     , inspector_frames{registry.add_counter(
           "ecsnet_inspector_frames_total",
-          "Frames the tick thread copied from the history for the inspector (only while someone looks).")} {}
+          "Frames the tick thread copied from the history for the inspector (only while someone looks).")} {
+    snapshot_stride.set(1.0);
+}
 
 } // namespace ecsnet::server

@@ -3,6 +3,8 @@
 
 #include <cstdio>
 #include <fstream>
+#include <sstream>
+#include <string_view>
 
 #include <gtest/gtest.h>
 #include <httplib.h>
@@ -31,6 +33,18 @@ int promtool_check(const std::string& text, std::string& output) {
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+// The value of the sample named exactly `name` (labels included), or -1.
+double sample(const std::string& text, std::string_view name) {
+    std::istringstream lines{text};
+    std::string line;
+    while (std::getline(lines, line)) {
+        if (line.size() > name.size() && line.starts_with(name) && line[name.size()] == ' ') {
+            return std::stod(line.substr(name.size() + 1));
+        }
+    }
+    return -1.0;
+}
+
 TEST(Admin, MetricsAndHealthOfARunningServer) {
     running_server server;
     mirror_client client{server.port(), "metered"};
@@ -57,10 +71,27 @@ TEST(Admin, MetricsAndHealthOfARunningServer) {
           "ecsnet_tick_overruns_total", "ecsnet_connected_clients 1", "ecsnet_entities ",
           "ecsnet_network_sent_bytes_total", "ecsnet_network_received_bytes_total",
           "ecsnet_snapshot_size_bytes_bucket", "ecsnet_disconnects_total{reason=\"PROTOCOL_ERROR\"} 1",
-          "ecsnet_disconnects_total{reason=\"TIMEOUT\"} 0"}) {
+          "ecsnet_disconnects_total{reason=\"TIMEOUT\"} 0", "ecsnet_snapshot_stride 1\n"}) {
         EXPECT_NE(text.find(name), std::string::npos) << name;
     }
     EXPECT_EQ(text.find("ecsnet_network_sent_bytes_total 0\n"), std::string::npos);
+
+    // The tick's parts add up to its duration. The tick runs beside the scrape, so the two may be a tick
+    // apart: at most one tick's budget (a 30 Hz tick in this test takes far less than 33 ms).
+    double parts = 0.0;
+    for (const char* phase : {"inputs", "systems", "capture", "prepare", "send", "other"}) {
+        const auto seconds =
+            sample(text, std::string{"ecsnet_tick_phase_seconds_total{phase=\""} + phase + "\"}");
+        EXPECT_GE(seconds, 0.0) << phase;
+        parts += seconds;
+    }
+    for (const char* busy : {"inputs", "systems", "capture", "send"}) {
+        EXPECT_GT(sample(text, std::string{"ecsnet_tick_phase_seconds_total{phase=\""} + busy + "\"}"), 0.0)
+            << busy;
+    }
+    const auto duration = sample(text, "ecsnet_tick_duration_seconds_sum");
+    EXPECT_GT(duration, 0.0);
+    EXPECT_NEAR(parts, duration, 0.033);
     std::string output;
     EXPECT_EQ(promtool_check(text, output), 0) << output;
 

@@ -72,6 +72,24 @@ TEST(Metrics, RenderIsValidPrometheusText) {
     EXPECT_EQ(status, 0) << output << "\n" << text;
 }
 
+TEST(Metrics, AScaledFamilyCountsIntegersAndRendersInItsUnit) {
+    metrics_registry metrics;
+    auto& phases = metrics.add_counter_family("ecsnet_test_phase_seconds_total", "Time per phase.", "phase",
+                                              {"inputs", "send"}, 1e-9);
+    phases.with("inputs").add(1'500'000'000); // nanoseconds
+    phases.with("send").add(250'000);
+
+    const auto text = metrics.render();
+    EXPECT_NE(text.find("ecsnet_test_phase_seconds_total{phase=\"inputs\"} 1.5\n"), std::string::npos)
+        << text;
+    EXPECT_NE(text.find("ecsnet_test_phase_seconds_total{phase=\"send\"} 0.00025\n"), std::string::npos)
+        << text;
+    EXPECT_NE(text.find("ecsnet_test_phase_seconds_total{phase=\"other\"} 0\n"), std::string::npos) << text;
+
+    const auto [status, output] = run_with_input("promtool check metrics", text);
+    EXPECT_EQ(status, 0) << output << "\n" << text;
+}
+
 TEST(Metrics, HistogramQuantilesInterpolateWithinBuckets) {
     histogram h{{1.0, 2.0, 4.0}};
     EXPECT_EQ(h.quantile(0.5), 0.0); // empty
@@ -147,6 +165,7 @@ TEST(Options, DefaultsFlagsAndConfigFile) {
     EXPECT_EQ(defaults.options->tick_rate, 30U);
     EXPECT_EQ(defaults.options->max_clients, 1024U);
     EXPECT_EQ(defaults.options->npcs, 10'000U);
+    EXPECT_EQ(defaults.options->max_snapshot_stride, 3U); // the SDK's 100 ms interpolation covers 3 ticks
 
     const auto config = testing::TempDir() + "ecsnet_server_test.toml";
     {
@@ -178,6 +197,12 @@ TEST(Options, BadValuesAreRefusedWithAnExitCode) {
     ASSERT_TRUE(with_rewind.options);
     EXPECT_EQ(with_rewind.options->lag_compensation.count(), 250);
     EXPECT_EQ(with_rewind.options->min_fire_interval.count(), 0);
+    const char* no_stride[] = {"ecsnet-server", "--max-snapshot-stride", "0"}; // 1 means "never lower"
+    EXPECT_FALSE(parse_options(3, no_stride).options);
+    const char* stride[] = {"ecsnet-server", "--max-snapshot-stride", "1"};
+    const auto with_stride = parse_options(3, stride);
+    ASSERT_TRUE(with_stride.options);
+    EXPECT_EQ(with_stride.options->max_snapshot_stride, 1U);
     const char* unknown[] = {"ecsnet-server", "--no-such-flag"};
     EXPECT_FALSE(parse_options(2, unknown).options);
     const char* help[] = {"ecsnet-server", "--help"};

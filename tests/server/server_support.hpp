@@ -45,6 +45,7 @@ inline server::server_options test_options(std::size_t npcs = 200) {
     options.relevancy_radius = 0.0F; // every client sees the whole world (the interest tests set a radius)
     options.insecure_dev = true;     // the raw clients here send no token
     options.max_tick_load = 0.0;     // a loaded test machine must not refuse clients as overload
+    options.max_snapshot_stride = 1; // nor send them fewer snapshots
     return options;
 }
 

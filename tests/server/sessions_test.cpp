@@ -6,6 +6,7 @@
 #include <atomic>
 #include <future>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -238,6 +239,59 @@ TEST(Sessions, AnOverloadedServerRefusesNewClientsWithARetryHintUntilItsTicksRec
     ASSERT_TRUE(welcome);
     EXPECT_TRUE(welcome->has_server_welcome());
     EXPECT_EQ(server.get().metrics().overload_refusals.value(), 1U);
+}
+
+TEST(Sessions, AnOverloadedServerSendsEachClientEveryOtherTickUntilItsTicksRecover) {
+    std::atomic<bool> slow{false};
+    auto options = test_options();
+    options.max_snapshot_stride = 2;
+    running_server server{options, [&slow](proto::tick_type, const proto::snapshot_history&) {
+                              if (slow.load()) {
+                                  std::this_thread::sleep_for(40ms); // longer than the 33 ms period
+                              }
+                          }};
+    mirror_client client{server.port()};
+    const auto stride = [&server] { return server.get().metrics().snapshot_stride.value(); };
+    const auto pump_until = [&client](const auto& done) {
+        const auto deadline = std::chrono::steady_clock::now() + 10s;
+        while (!done() && std::chrono::steady_clock::now() < deadline) {
+            client.pump(100ms);
+        }
+        return done();
+    };
+    // The gaps between the ticks the client applied, from its second snapshot on.
+    const auto gaps = [&client] {
+        std::vector<proto::tick_type> out;
+        for (std::size_t i = 2; i < client.applied_ticks.size(); ++i) {
+            out.push_back(client.applied_ticks[i] - client.applied_ticks[i - 1]);
+        }
+        return out;
+    };
+    client.pump(500ms);
+    EXPECT_EQ(stride(), 1.0);
+
+    slow = true; // a second of overrunning ticks: every other tick for each client
+    ASSERT_TRUE(pump_until([&] { return stride() == 2.0; }));
+    client.applied_ticks.clear();
+    client.pump(1500ms);
+    const auto slow_gaps = gaps();
+    ASSERT_GE(slow_gaps.size(), 5U);
+    for (const auto gap : slow_gaps) {
+        EXPECT_EQ(gap % 2, 0U) << "a snapshot off the client's turn"; // a TCP link busy at its turn skips it
+    }
+    EXPECT_GE(std::count(slow_gaps.begin(), slow_gaps.end(), 2U),
+              static_cast<std::ptrdiff_t>(slow_gaps.size() / 2));
+
+    slow = false; // caught up: every tick again
+    ASSERT_TRUE(pump_until([&] { return stride() == 1.0; }));
+    client.applied_ticks.clear();
+    client.pump(1000ms);
+    const auto fast_gaps = gaps();
+    ASSERT_GE(fast_gaps.size(), 10U);
+    EXPECT_GE(std::count(fast_gaps.begin(), fast_gaps.end(), 1U),
+              static_cast<std::ptrdiff_t>(fast_gaps.size() * 8 / 10));
+    EXPECT_TRUE(client.refusals.empty()) << client.refusals.front(); // every strided delta applied exactly
+    EXPECT_FALSE(client.disconnect);
 }
 
 TEST(Sessions, AnInputCannotMoveSomeoneElsesAvatar) {

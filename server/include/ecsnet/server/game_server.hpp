@@ -54,6 +54,7 @@
 #include "options.hpp"
 #include "replicator.hpp"
 #include "server_metrics.hpp"
+#include "snapshot_stride.hpp"
 #include "tcp_connection.hpp"
 #include "tick_load.hpp"
 #include "tick_pacer.hpp"
@@ -178,7 +179,8 @@ private:
     /// Flow control: the newest tick sent is `max_unacked_ticks` past the newest acked.
     [[nodiscard]] bool window_full(const session& s) const noexcept;
     /// Whether next_snapshot() would write this client's snapshot now, and if not, why.
-    enum class snapshot_gate : std::uint8_t { open, nothing_new, held };
+    // skipped: not this client's turn while the snapshot stride is above 1.
+    enum class snapshot_gate : std::uint8_t { open, nothing_new, held, skipped };
     [[nodiscard]] snapshot_gate gate(const session& s) const noexcept;
     void handle_ack(client_link& from, const v1::Ack& ack);
     void handle_input(client_link& from, v1::Input& input);
@@ -213,6 +215,7 @@ private:
     std::unique_ptr<lag_compensation> lag_compensation_;
     tick_pacer pacer_;
     tick_load tick_load_;
+    snapshot_stride snapshot_stride_;
     proto::tick_type tick_{0};
     tick_observer tick_observer_;
 

@@ -90,7 +90,9 @@ private:
 /// Counters sharing a name, one per value of a single label.
 class counter_family {
 public:
-    counter_family(std::string label, const std::vector<std::string>& values);
+    /// Each counter is rendered as its value times `scale`: a family counting nanoseconds is rendered in
+    /// seconds, Prometheus' base unit, with a scale of 1e-9 (the counters stay integers and lock-free).
+    counter_family(std::string label, const std::vector<std::string>& values, double scale = 1.0);
 
     /// The counter of `value`, or of "other" for a value not declared up front.
     counter& with(std::string_view value) noexcept;
@@ -98,10 +100,12 @@ public:
     [[nodiscard]] std::size_t size() const noexcept { return values_.size(); }
     [[nodiscard]] const std::string& value_at(std::size_t i) const noexcept { return values_[i]; }
     [[nodiscard]] const counter& counter_at(std::size_t i) const noexcept { return counters_[i]; }
+    [[nodiscard]] double scale() const noexcept { return scale_; }
 
 private:
     std::string label_;
     std::vector<std::string> values_; // the declared values, then "other"
+    double scale_;
     std::unique_ptr<counter[]> counters_;
 };
 
@@ -136,7 +140,7 @@ public:
     gauge& add_gauge(std::string name, std::string help);
     histogram& add_histogram(std::string name, std::string help, std::vector<double> upper_bounds);
     counter_family& add_counter_family(std::string name, std::string help, std::string label,
-                                       const std::vector<std::string>& values);
+                                       const std::vector<std::string>& values, double scale = 1.0);
     counter_grid& add_counter_grid(std::string name, std::string help, std::string row_label,
                                    std::vector<std::string> rows, std::string column_label,
                                    std::vector<std::string> columns);

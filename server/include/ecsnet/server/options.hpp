@@ -48,6 +48,9 @@ struct server_options {
     // New clients are refused (SERVER_FULL, "overloaded", with the retry hint) while the last second's
     // ticks took on average more than this fraction of the tick period (tick_load.hpp). 0: never.
     double max_tick_load{0.9};
+    // While the server is overloaded, each client gets a snapshot every N ticks, N at most this
+    // (snapshot_stride.hpp). 1: every tick whatever the load.
+    std::uint32_t max_snapshot_stride{3};
     std::size_t npcs{10'000};
     bool companions{false}; // the demo arena: a predicted companion per avatar (arena_options::companions)
     std::uint64_t seed{42};

@@ -1,0 +1,99 @@
+#pragma once
+
+// How often each client gets a snapshot: every tick, or, while the server is overloaded, every `stride`
+// ticks (each client on its own turn, so the work of a tick stays spread evenly over the clients).
+//
+// Why: a server whose ticks and received datagrams no longer fit its tick period falls behind its clients.
+// Their acks then wait in the socket's queue, every snapshot is coded against an older baseline (bigger,
+// and shared with fewer clients), each tick costs more and the queue never drains: at 1,000 thin bots on a
+// 2-core box the server's CPU per client rose from 25 to 38 us, its snapshots from 38 to 190 bytes and the
+// round trip from 10 to 450 ms, and it stayed there (bench/RESULTS.md, fifteenth pass). Sending to each
+// client every other tick halves the largest part of the tick's work, so the queue drains, the acks are
+// fresh again and the snapshots cheap; then the stride comes back to 1. Clients interpolate between the
+// snapshots they get, as over a lossy link.
+//
+// The rule, decided once per window of ticks (one second), from the window's ticks alone:
+// - raise the stride (up to max_stride) when the window's ticks took on average more than `raise_load` of
+//   the period, or more than `raise_overrun_share` of them overran;
+// - lower it when at most `lower_overrun_share` of them overran (one tick in a second at 30 Hz: a shared
+//   machine's hiccup) and the mean load, scaled to the lower stride (load * stride / (stride - 1): the
+//   snapshots' share of the work grows back), stays under `lower_load`.
+// The scaled estimate overstates the work at the lower stride (part of a tick does not depend on the
+// stride), so the stride comes down late rather than flapping.
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+
+namespace ecsnet::server {
+
+struct snapshot_stride_options {
+    std::uint32_t max_stride{3}; // 1: never lower the snapshot rate
+    double raise_load{0.9};
+    double raise_overrun_share{0.25};
+    double lower_load{0.7};
+    double lower_overrun_share{0.05};
+};
+
+class snapshot_stride {
+public:
+    /// `window`: ticks per decision (the tick rate: one second); `period`: the tick period.
+    snapshot_stride(snapshot_stride_options options, std::size_t window,
+                    std::chrono::duration<double> period) noexcept
+        : options_{options}
+        , window_{window > 0 ? window : 1}
+        , period_{period.count()} {
+        if (options_.max_stride < 1) {
+            options_.max_stride = 1;
+        }
+    }
+
+    /// Called as each tick ends, with its duration and whether it overran; returns whether the stride
+    /// changed at this tick.
+    bool tick_ended(std::chrono::duration<double> duration, bool overran) noexcept {
+        busy_ += duration.count();
+        overruns_ += overran ? 1 : 0;
+        if (++ticks_ < window_) {
+            return false;
+        }
+        const double load = period_ > 0.0 ? busy_ / static_cast<double>(ticks_) / period_ : 0.0;
+        const double overrun_share = static_cast<double>(overruns_) / static_cast<double>(ticks_);
+        last_load_ = load;
+        ticks_ = 0;
+        overruns_ = 0;
+        busy_ = 0.0;
+        if (stride_ < options_.max_stride &&
+            (load > options_.raise_load || overrun_share > options_.raise_overrun_share)) {
+            ++stride_;
+            return true;
+        }
+        if (stride_ > 1 && overrun_share <= options_.lower_overrun_share &&
+            load * static_cast<double>(stride_) / static_cast<double>(stride_ - 1) < options_.lower_load) {
+            --stride_;
+            return true;
+        }
+        return false;
+    }
+
+    /// Whether the client numbered `client` gets a snapshot at `tick`: every tick at stride 1, else on
+    /// one tick in `stride`, its turn set by its number.
+    [[nodiscard]] bool sends_at(std::uint64_t tick, std::uint64_t client) const noexcept {
+        return stride_ == 1 || (tick + client) % stride_ == 0;
+    }
+
+    [[nodiscard]] std::uint32_t stride() const noexcept { return stride_; }
+    /// The mean load of the last full window (0 before the first).
+    [[nodiscard]] double last_load() const noexcept { return last_load_; }
+
+private:
+    snapshot_stride_options options_;
+    std::size_t window_;
+    double period_; // seconds
+    std::uint32_t stride_{1};
+    std::size_t ticks_{0};
+    std::size_t overruns_{0};
+    double busy_{0.0}; // seconds of the window's ticks
+    double last_load_{0.0};
+};
+
+} // namespace ecsnet::server
