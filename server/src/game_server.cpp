@@ -450,17 +450,22 @@ void game_server::on_opened(std::shared_ptr<client_link> link) {
         c.disconnect(v1::SHUTDOWN, "server shutting down");
         return;
     }
+    // Overloaded: the ticks are over the limit, or they fit only because each client gets fewer snapshots
+    // (snapshot_stride.hpp): a newcomer would be served at the expense of those already playing.
     if (const auto load = tick_load_.fraction_of(pacer_.period());
-        options_.max_tick_load > 0.0 && load > options_.max_tick_load) {
+        options_.max_tick_load > 0.0 && (load > options_.max_tick_load || snapshot_stride_.stride() > 1)) {
         metrics_.overload_refusals.add();
+        const auto why =
+            snapshot_stride_.stride() > 1
+                ? fmt::format("each client gets a snapshot every {} ticks", snapshot_stride_.stride())
+                : fmt::format("its ticks take {:.0f}% of the tick period", 100.0 * load);
         if (peer_log_.allow("overload refusals", clock::now())) {
-            spdlog::warn("{} refused: server overloaded (ticks take {:.0f}% of the period, limit {:.0f}%)",
-                         describe(c), 100.0 * load, 100.0 * options_.max_tick_load);
+            spdlog::warn("{} refused: server overloaded ({}; tick limit {:.0f}%)", describe(c), why,
+                         100.0 * options_.max_tick_load);
         }
         c.state().retry_after_seconds = options_.retry_after_seconds;
-        c.disconnect(v1::SERVER_FULL, fmt::format("server overloaded: its ticks take {:.0f}% of the tick "
-                                                  "period; retry in {} s",
-                                                  100.0 * load, options_.retry_after_seconds));
+        c.disconnect(v1::SERVER_FULL,
+                     fmt::format("server overloaded: {}; retry in {} s", why, options_.retry_after_seconds));
         return;
     }
     if (admitted_ >= options_.max_clients) {

@@ -87,7 +87,8 @@ parsed_options parse_options(int argc, const char* const* argv) {
         ->capture_default_str();
     app.add_option("--max-tick-load", options.max_tick_load,
                    "new clients are refused with SERVER_FULL (overloaded, retry later) while the last "
-                   "second's ticks took on average more than this fraction of the tick period; 0: never")
+                   "second's ticks took on average more than this fraction of the tick period, or while "
+                   "clients get fewer snapshots than one a tick (--max-snapshot-stride); 0: never")
         ->check(CLI::Range(0.0, 10.0))
         ->capture_default_str();
     app.add_option("--max-snapshot-stride", options.max_snapshot_stride,

@@ -294,6 +294,32 @@ TEST(Sessions, AnOverloadedServerSendsEachClientEveryOtherTickUntilItsTicksRecov
     EXPECT_FALSE(client.disconnect);
 }
 
+TEST(Sessions, AServerSendingFewerSnapshotsRefusesNewClientsAsOverloaded) {
+    // One tick in three overruns (45 ms for a 33 ms period): the stride rises, while the ticks take on
+    // average about half the period, under --max-tick-load.
+    std::atomic<unsigned> ticks{0};
+    auto options = test_options();
+    options.max_tick_load = 0.9;
+    options.max_snapshot_stride = 2;
+    running_server server{options, [&ticks](proto::tick_type, const proto::snapshot_history&) {
+                              if (ticks++ % 3 == 0) {
+                                  std::this_thread::sleep_for(45ms);
+                              }
+                          }};
+    const auto deadline = std::chrono::steady_clock::now() + 10s;
+    while (server.get().metrics().snapshot_stride.value() != 2.0 &&
+           std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(50ms);
+    }
+    ASSERT_EQ(server.get().metrics().snapshot_stride.value(), 2.0);
+    raw_client refused{server.port()};
+    const auto reason = refused.read_disconnect();
+    ASSERT_TRUE(reason);
+    EXPECT_EQ(reason->reason(), v1::SERVER_FULL);
+    EXPECT_NE(reason->message().find("a snapshot every 2 ticks"), std::string::npos) << reason->message();
+    EXPECT_GE(server.get().metrics().overload_refusals.value(), 1U);
+}
+
 TEST(Sessions, AnInputCannotMoveSomeoneElsesAvatar) {
     running_server server;
     mirror_client victim{server.port(), "victim"};

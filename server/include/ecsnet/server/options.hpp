@@ -46,7 +46,8 @@ struct server_options {
     std::uint32_t tick_rate{30}; // ticks per second (an integer: the protocol carries it as one)
     std::size_t max_clients{1024};
     // New clients are refused (SERVER_FULL, "overloaded", with the retry hint) while the last second's
-    // ticks took on average more than this fraction of the tick period (tick_load.hpp). 0: never.
+    // ticks took on average more than this fraction of the tick period (tick_load.hpp), or while the snapshot
+    // stride is above 1 (snapshot_stride.hpp). 0: never.
     double max_tick_load{0.9};
     // While the server is overloaded, each client gets a snapshot every N ticks, N at most this
     // (snapshot_stride.hpp). 1: every tick whatever the load.
