@@ -153,7 +153,7 @@ game_server::game_server(server_options options, std::unique_ptr<game_world> wor
     , pacer_{static_cast<double>(options_.tick_rate), clock::now()}
     , tick_load_{options_.tick_rate}
     , snapshot_stride_{snapshot_stride_options{.max_stride = options_.max_snapshot_stride},
-                       options_.tick_rate, pacer_.period()}
+                       options_.tick_rate}
     , epoch_{clock::now()}
     , epoch_unix_us_{static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
                                                     std::chrono::system_clock::now().time_since_epoch())
@@ -618,7 +618,7 @@ void game_server::tick() {
         }
     }
     if (const auto before = snapshot_stride_.stride();
-        snapshot_stride_.tick_ended(ended - started, next.overrun)) {
+        snapshot_stride_.tick_ended(next.overrun, tick_load_.fraction_of(pacer_.period()))) {
         const auto stride = snapshot_stride_.stride();
         metrics_.snapshot_stride.set(static_cast<double>(stride));
         if (peer_log_.allow("snapshot stride", ended)) {

@@ -4,7 +4,6 @@
 
 #include <gtest/gtest.h>
 
-#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <random>
@@ -15,22 +14,19 @@
 namespace ecsnet::server::snapshot_stride_test {
 namespace {
 
-using seconds = std::chrono::duration<double>;
-
 constexpr std::size_t ticks_per_second = 30;
-constexpr double period = 1.0 / ticks_per_second;
 
 snapshot_stride make(std::uint32_t max_stride = 4) {
-    return snapshot_stride{snapshot_stride_options{.max_stride = max_stride}, ticks_per_second,
-                           seconds{period}};
+    return snapshot_stride{snapshot_stride_options{.max_stride = max_stride}, ticks_per_second};
 }
 
-// Feeds one window (a second) of ticks taking `load` of the period, the first `overruns` of them overrunning;
-// returns how many times the stride changed (at most once, at the window's last tick).
+// Feeds one window (a second) of ticks at `load` (the last second's mean tick duration against the period, as
+// tick_load measures it), the first `overruns` of them overrunning; returns how many times the stride changed
+// (at most once, at the window's last tick).
 int second_of(snapshot_stride& stride, double load, std::size_t overruns = 0) {
     int changes = 0;
     for (std::size_t t = 0; t < ticks_per_second; ++t) {
-        changes += stride.tick_ended(seconds{load * period}, t < overruns) ? 1 : 0;
+        changes += stride.tick_ended(t < overruns, load) ? 1 : 0;
     }
     return changes;
 }
@@ -61,9 +57,9 @@ TEST(SnapshotStride, RisesWhenTheTicksFillThePeriodOrOverrunUpToItsMaximum) {
     // Nothing is decided before a window has ended.
     auto early = make();
     for (std::size_t t = 0; t + 1 < ticks_per_second; ++t) {
-        EXPECT_FALSE(early.tick_ended(seconds{2 * period}, true));
+        EXPECT_FALSE(early.tick_ended(true, 2.0));
     }
-    EXPECT_TRUE(early.tick_ended(seconds{2 * period}, true));
+    EXPECT_TRUE(early.tick_ended(true, 2.0));
 }
 
 TEST(SnapshotStride, ComesBackOnlyOnceTheLowerStrideWouldFit) {

@@ -12,7 +12,8 @@
 // fresh again and the snapshots cheap; then the stride comes back to 1. Clients interpolate between the
 // snapshots they get, as over a lossy link.
 //
-// The rule, decided once per window of ticks (one second), from the window's ticks alone:
+// The rule, decided once per window of ticks (one second), from the window's overruns and the load
+// tick_load.hpp measures (the mean tick duration of the last second against the period):
 // - raise the stride (up to max_stride) when the window's ticks took on average more than `raise_load` of
 //   the period, or more than `raise_overrun_share` of them overran;
 // - lower it when at most `lower_overrun_share` of them overran (one tick in a second at 30 Hz: a shared
@@ -21,7 +22,6 @@
 // The scaled estimate overstates the work at the lower stride (part of a tick does not depend on the
 // stride), so the stride comes down late rather than flapping.
 
-#include <chrono>
 #include <cstddef>
 #include <cstdint>
 
@@ -37,31 +37,26 @@ struct snapshot_stride_options {
 
 class snapshot_stride {
 public:
-    /// `window`: ticks per decision (the tick rate: one second); `period`: the tick period.
-    snapshot_stride(snapshot_stride_options options, std::size_t window,
-                    std::chrono::duration<double> period) noexcept
+    /// `window`: ticks per decision (the tick rate: one second).
+    snapshot_stride(snapshot_stride_options options, std::size_t window) noexcept
         : options_{options}
-        , window_{window > 0 ? window : 1}
-        , period_{period.count()} {
+        , window_{window > 0 ? window : 1} {
         if (options_.max_stride < 1) {
             options_.max_stride = 1;
         }
     }
 
-    /// Called as each tick ends, with its duration and whether it overran; returns whether the stride
-    /// changed at this tick.
-    bool tick_ended(std::chrono::duration<double> duration, bool overran) noexcept {
-        busy_ += duration.count();
+    /// Called as each tick ends: whether it overran, and the last second's load (tick_load::fraction_of,
+    /// read only as a window ends). Returns whether the stride changed at this tick.
+    bool tick_ended(bool overran, double load) noexcept {
         overruns_ += overran ? 1 : 0;
         if (++ticks_ < window_) {
             return false;
         }
-        const double load = period_ > 0.0 ? busy_ / static_cast<double>(ticks_) / period_ : 0.0;
         const double overrun_share = static_cast<double>(overruns_) / static_cast<double>(ticks_);
         last_load_ = load;
         ticks_ = 0;
         overruns_ = 0;
-        busy_ = 0.0;
         if (stride_ < options_.max_stride &&
             (load > options_.raise_load || overrun_share > options_.raise_overrun_share)) {
             ++stride_;
@@ -82,17 +77,15 @@ public:
     }
 
     [[nodiscard]] std::uint32_t stride() const noexcept { return stride_; }
-    /// The mean load of the last full window (0 before the first).
+    /// The load the last decision read (0 before the first).
     [[nodiscard]] double last_load() const noexcept { return last_load_; }
 
 private:
     snapshot_stride_options options_;
     std::size_t window_;
-    double period_; // seconds
     std::uint32_t stride_{1};
     std::size_t ticks_{0};
     std::size_t overruns_{0};
-    double busy_{0.0}; // seconds of the window's ticks
     double last_load_{0.0};
 };
 
