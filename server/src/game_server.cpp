@@ -335,6 +335,7 @@ void game_server::open_udp(std::uint16_t port) {
     udp.config.protocol_id = options_.protocol_id;
     udp.config.private_key = options_.insecure_dev ? transport::dev_private_key : read_key(options_.key_file);
     udp.config.max_clients = options_.max_clients;
+    udp.send_thread = options_.send_thread;
     // The server sends every client a snapshot each tick: its acks wait for that ride rather than leaving
     // in ack-only datagrams (half the server's datagrams, and their encryption, at 30 Hz). The header
     // carries how long an ack waited, so the client's RTT stays exact.

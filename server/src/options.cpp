@@ -33,6 +33,10 @@ parsed_options parse_options(int argc, const char* const* argv) {
     app.add_option("--transport", transport, "udp, tcp or both (both: on the same port number)")
         ->check(CLI::IsMember({"udp", "tcp", "both"}))
         ->capture_default_str();
+    app.add_option("--send-thread", options.send_thread,
+                   "UDP: the datagrams each tick sends are handed to the kernel (sendmmsg) on a thread of "
+                   "their own, so the tick does not wait for it; false: on the tick's thread")
+        ->capture_default_str();
     app.add_option("--key-file", options.key_file,
                    "file holding the private key shared with the backend that issues connect tokens (64 hex "
                    "digits; ecsnet-token keygen)");

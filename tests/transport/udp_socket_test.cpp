@@ -29,9 +29,14 @@ using namespace ecsnet::transport;
 using namespace ecsnet::transport::testing;
 using namespace std::chrono_literals;
 
-TEST(UdpSockets, AClientConnectsAndMessagesFlowBothWays) {
+// With the datagrams sent on the server's own thread (batch_sender.hpp, the default) and on the
+// io_context's.
+class SendThread : public ::testing::TestWithParam<bool> {};
+
+TEST_P(SendThread, AClientConnectsAndMessagesFlowBothWays) {
     asio::io_context io;
     auto options = local_server_options();
+    options.send_thread = GetParam();
     server_events server_log;
     udp_server server{io, options, server_log};
     server.start();
@@ -57,7 +62,11 @@ TEST(UdpSockets, AClientConnectsAndMessagesFlowBothWays) {
     const auto stats = server.stats(id);
     ASSERT_TRUE(stats);
     EXPECT_GT(stats->bytes_received, 0U);
+    EXPECT_EQ(server.counters().send_failures.load(), 0U);
 }
+
+INSTANTIATE_TEST_SUITE_P(UdpSockets, SendThread, ::testing::Bool(),
+                         [](const auto& info) { return info.param ? "own_thread" : "io_thread"; });
 
 // What a client's message handler sends (a snapshot's ack, an input) leaves while the datagram is handled,
 // in one packet: before any other handler runs (it used to wait for a timer re-armed for now: two more

@@ -1,6 +1,7 @@
 #include "ecsnet/transport/udp_server.hpp"
 
 #include <stdexcept>
+#include <utility>
 #include <system_error>
 
 #include <asio/ip/address.hpp>
@@ -9,6 +10,7 @@
 #include <asio/post.hpp>
 
 #include "byte_spans.hpp"
+#include "ecsnet/transport/batch_sender.hpp"
 #include "ecsnet/transport/datagram_batch.hpp"
 #include "ecsnet/transport/endpoint.hpp"
 
@@ -37,6 +39,11 @@ udp_server::udp_server(asio::io_context& io, udp_server_options options, server_
     socket_.non_blocking(true);
     local_ = from_endpoint(socket_.local_endpoint());
     protocol_ = bind_endpoint.protocol();
+#if defined(__linux__)
+    if (options_.send_thread) {
+        sender_ = std::make_unique<batch_sender>(socket_.native_handle());
+    }
+#endif
 
     auto config = options_.config;
     if (config.public_addresses.empty()) {
@@ -62,7 +69,7 @@ udp_server::udp_server(asio::io_context& io, udp_server_options options, server_
 
 udp_server::~udp_server() {
     *alive_ = false;
-    flush_outgoing();
+    stop_sending();
     asio::error_code ignored;
     timer_.cancel();
     socket_.close(ignored);
@@ -79,7 +86,7 @@ void udp_server::start() {
 
 void udp_server::stop() {
     running_ = false;
-    flush_outgoing(); // the goodbyes queued before
+    stop_sending(); // the goodbyes queued before
     asio::error_code ignored;
     timer_.cancel();
     socket_.close(ignored);
@@ -202,8 +209,31 @@ void udp_server::send_now(const net_address& to, std::span<const std::uint8_t> d
 }
 
 void udp_server::flush_outgoing() {
-    for (auto lost = outgoing_->flush(socket_); lost > 0; --lost) {
+    std::size_t lost = 0;
+    if (sender_) {
+        lost += sender_->take_lost();
+        if (!outgoing_->empty()) {
+            if (auto next = sender_->take_empty()) {
+                sender_->submit(std::exchange(outgoing_, std::move(next)));
+            } else {
+                lost += outgoing_->flush(socket_); // every batch is queued: this one goes from here
+            }
+        }
+    } else {
+        lost += outgoing_->flush(socket_);
+    }
+    for (; lost > 0; --lost) {
         core_->count_send_failure();
+    }
+}
+
+void udp_server::stop_sending() {
+    flush_outgoing();
+    if (sender_) {
+        sender_->stop(); // sends what is queued: the socket closes next
+        for (auto lost = sender_->take_lost(); lost > 0; --lost) {
+            core_->count_send_failure();
+        }
     }
 }
 

@@ -38,6 +38,8 @@ struct server_options {
     std::vector<std::string> public_addresses;
     // The network simulator on the UDP transport (tests and bad-network rehearsals; off by default).
     transport::sim_config simulator;
+    // UDP datagrams handed to the kernel on a thread of their own, off the tick's (batch_sender.hpp).
+    bool send_thread{true};
     std::uint16_t admin_port{7778}; // 0: any free port; HTTP /metrics, /healthz, /inspector and /api/
     // The admin endpoint's address: loopback unless told otherwise. /metrics and /healthz answer anyone who
     // can reach it; /inspector and /api/ answer other peers only with this bearer token (docs/inspector.md).

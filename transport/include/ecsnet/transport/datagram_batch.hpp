@@ -50,15 +50,31 @@ public:
     /// Sends every datagram in the batch and empties it; returns how many the socket did not take (its
     /// buffer full, or an error: UDP gives no second chance, the caller counts them as failures).
     std::size_t flush(asio::ip::udp::socket& socket) noexcept {
-        const std::size_t count = count_;
-        count_ = 0;
+        if (!socket.is_open()) {
+            return std::exchange(count_, 0);
+        }
+#if defined(__linux__)
+        return flush(socket.native_handle());
+#else
+        const std::size_t count = std::exchange(count_, 0);
+        std::size_t lost = 0;
+        for (std::size_t i = 0; i < count; ++i) {
+            asio::error_code ec;
+            socket.send_to(asio::buffer(slots_[i].bytes.data(), slots_[i].size), slots_[i].to, 0, ec);
+            lost += ec ? 1 : 0;
+        }
+        return lost;
+#endif
+    }
+
+#if defined(__linux__)
+    /// The same through the socket's descriptor, which another thread may use while the socket's owner
+    /// goes on with it (batch_sender.hpp): the owner must not close it meanwhile.
+    std::size_t flush(int socket_fd) noexcept {
+        const std::size_t count = std::exchange(count_, 0);
         if (count == 0) {
             return 0;
         }
-        if (!socket.is_open()) {
-            return count;
-        }
-#if defined(__linux__)
         for (std::size_t i = 0; i < count; ++i) {
             auto& slot = slots_[i];
             iov_[i] = {slot.bytes.data(), slot.size};
@@ -70,7 +86,7 @@ public:
         }
         std::size_t done = 0;
         while (done < count) {
-            const int sent = ::sendmmsg(socket.native_handle(), headers_.data() + done,
+            const int sent = ::sendmmsg(socket_fd, headers_.data() + done,
                                         static_cast<unsigned>(count - done), MSG_DONTWAIT);
             if (sent > 0) {
                 done += static_cast<std::size_t>(sent);
@@ -91,16 +107,8 @@ public:
         const std::size_t lost = failed_ + (count - done);
         failed_ = 0;
         return lost;
-#else
-        std::size_t lost = 0;
-        for (std::size_t i = 0; i < count; ++i) {
-            asio::error_code ec;
-            socket.send_to(asio::buffer(slots_[i].bytes.data(), slots_[i].size), slots_[i].to, 0, ec);
-            lost += ec ? 1 : 0;
-        }
-        return lost;
-#endif
     }
+#endif
 
 private:
     struct slot {

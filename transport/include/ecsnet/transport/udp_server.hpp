@@ -8,7 +8,8 @@
 //
 // Threads: everything runs on the io_context's thread(s) through one strand-free socket, so run the
 // io_context on one thread, and call the server's methods from that thread (from a server_handler
-// callback, a timer, or asio::post). The counters are atomics, readable from anywhere.
+// callback, a timer, or asio::post). The counters are atomics, readable from anywhere. With send_thread
+// (the default) the sealed datagrams leave through a thread of the server's own (batch_sender.hpp).
 //
 //   asio::io_context io;
 //   udp_server server{io, options, handler};   // binds now; throws std::system_error if it cannot
@@ -44,8 +45,12 @@ struct udp_server_options {
     /// Kernel socket buffers (a burst of datagrams waits here between two reads).
     int receive_buffer_bytes{4 << 20};
     int send_buffer_bytes{4 << 20};
+    /// Hand the datagrams to the kernel on a thread of their own (batch_sender.hpp), so that the owner's
+    /// thread does not wait for sendmmsg(2); false: on the io_context's thread. Linux only.
+    bool send_thread{true};
 };
 
+class batch_sender;
 class incoming_batch;
 class outgoing_batch;
 
@@ -91,6 +96,7 @@ private:
     void transmit(const net_address& to, std::span<const std::uint8_t> datagram);
     void send_now(const net_address& to, std::span<const std::uint8_t> datagram);
     void flush_outgoing();
+    void stop_sending();
 
     udp_server_options options_;
     asio::ip::udp::socket socket_;
@@ -103,6 +109,7 @@ private:
     // What the socket received in one call, and what waits to be sent in one (datagram_batch.hpp).
     std::unique_ptr<incoming_batch> incoming_;
     std::unique_ptr<outgoing_batch> outgoing_;
+    std::unique_ptr<batch_sender> sender_; // with send_thread: sends the batches outgoing_ fills
     bool flush_posted_{false};
     std::shared_ptr<bool> alive_;
     bool running_{false};
