@@ -152,6 +152,7 @@ game_server::game_server(server_options options, std::unique_ptr<game_world> wor
     , replicator_{make_replicator(options_, *world_, history_, metrics_)}
     , pacer_{static_cast<double>(options_.tick_rate), clock::now()}
     , tick_load_{options_.tick_rate}
+    , snapshot_load_{options_.tick_rate}
     , snapshot_stride_{snapshot_stride_options{.max_stride = options_.max_snapshot_stride},
                        options_.tick_rate}
     , epoch_{clock::now()}
@@ -553,6 +554,7 @@ void game_server::tick() {
         }
     }
     part_ended(metrics_.tick_capture_ns);
+    const auto snapshots_started = part_started; // prepare and send: the part the snapshot stride scales
 
     // 4. Every playing client wants this tick; sent now where the socket is idle. A client that predicts
     // gets its InputStatus first (unreliable over UDP, in the same datagram as the snapshot when it fits).
@@ -591,6 +593,7 @@ void game_server::tick() {
         c.want_snapshot();
     });
     part_ended(metrics_.tick_send_ns);
+    snapshot_load_.add(part_started - snapshots_started);
 
     if (udp_) {
         export_transport_metrics(tick_ % options_.tick_rate == 0); // clients' RTT and loss once a second
@@ -619,14 +622,19 @@ void game_server::tick() {
         }
     }
     if (const auto before = snapshot_stride_.stride();
-        snapshot_stride_.tick_ended(next.overrun, tick_load_.fraction_of(pacer_.period()))) {
+        snapshot_stride_.tick_ended(next.overrun, tick_load_.fraction_of(pacer_.period()),
+                                    snapshot_load_.fraction_of(pacer_.period()))) {
         const auto stride = snapshot_stride_.stride();
         metrics_.snapshot_stride.set(static_cast<double>(stride));
         if (peer_log_.allow("snapshot stride", ended)) {
             spdlog::warn(
                 "{}: the last second's ticks took {:.0f}% of the period; each client now gets a snapshot "
-                "every {} tick(s)",
-                stride > before ? "overloaded" : "catching up", 100.0 * snapshot_stride_.last_load(), stride);
+                "every {} tick(s){}",
+                stride > before ? "overloaded" : "catching up", 100.0 * snapshot_stride_.last_load(), stride,
+                stride > before && snapshot_stride_.hold_windows() > 1
+                    ? fmt::format(" for {} s at least (the rate was raised too early before)",
+                                  snapshot_stride_.hold_windows())
+                    : std::string{});
         }
     }
     schedule_tick(next.next_start);

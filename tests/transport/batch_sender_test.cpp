@@ -47,10 +47,10 @@ public:
             incoming_batch incoming;
             const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds{5};
             while (got_.size() < count && std::chrono::steady_clock::now() < deadline) {
-                const auto n = incoming.receive(socket, [&](std::span<const std::uint8_t> datagram,
-                                                            const udp::endpoint&) {
-                    got_.emplace_back(datagram.begin(), datagram.end());
-                });
+                const auto n = incoming.receive(
+                    socket, [&](std::span<const std::uint8_t> datagram, const udp::endpoint&) {
+                        got_.emplace_back(datagram.begin(), datagram.end());
+                    });
                 if (n == 0) {
                     std::this_thread::sleep_for(std::chrono::microseconds{200});
                 }

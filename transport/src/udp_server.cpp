@@ -1,8 +1,8 @@
 #include "ecsnet/transport/udp_server.hpp"
 
 #include <stdexcept>
-#include <utility>
 #include <system_error>
+#include <utility>
 
 #include <asio/ip/address.hpp>
 #include <asio/ip/v6_only.hpp>

@@ -215,6 +215,7 @@ private:
     std::unique_ptr<lag_compensation> lag_compensation_;
     tick_pacer pacer_;
     tick_load tick_load_;
+    tick_load snapshot_load_; // the ticks' prepare and send parts alone
     snapshot_stride snapshot_stride_;
     proto::tick_type tick_{0};
     tick_observer tick_observer_;
