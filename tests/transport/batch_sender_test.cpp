@@ -16,6 +16,7 @@
 #include <asio/ip/udp.hpp>
 
 #include "ecsnet/transport/batch_sender.hpp"
+#include "loopback_socket_pair.hpp"
 
 namespace batch_sender_test {
 
@@ -27,17 +28,7 @@ using ecsnet::transport::incoming_batch;
 using ecsnet::transport::max_datagram_bytes;
 using ecsnet::transport::outgoing_batch;
 
-struct socket_pair {
-    asio::io_context io;
-    udp::socket sender{io, udp::endpoint{asio::ip::make_address("127.0.0.1"), 0}};
-    udp::socket receiver{io, udp::endpoint{asio::ip::make_address("127.0.0.1"), 0}};
-
-    socket_pair() {
-        receiver.set_option(asio::socket_base::receive_buffer_size{4 << 20});
-        sender.non_blocking(true);
-        receiver.non_blocking(true);
-    }
-};
+using socket_pair = ecsnet::transport::testing::loopback_socket_pair;
 
 // Receives on a thread of its own until `count` datagrams came or five seconds passed.
 class receiver_thread {
@@ -79,7 +70,7 @@ std::vector<std::uint8_t> random_datagram(std::mt19937& random, std::size_t numb
 }
 
 TEST(BatchSender, EveryDatagramSubmittedArrivesOnceWholeAndInOrder) {
-    socket_pair sockets;
+    socket_pair sockets{4 << 20};
     const auto to = sockets.receiver.local_endpoint();
     std::mt19937 random{11};
     constexpr std::size_t batches = 40;
@@ -116,7 +107,7 @@ TEST(BatchSender, EveryDatagramSubmittedArrivesOnceWholeAndInOrder) {
 }
 
 TEST(BatchSender, AtMostMaxBatchesExistAndThoseSentAreRecycled) {
-    socket_pair sockets;
+    socket_pair sockets{4 << 20};
     const auto to = sockets.receiver.local_endpoint();
     receiver_thread receiver{sockets.receiver, 3};
     batch_sender sender{sockets.sender.native_handle(), 3};
@@ -148,7 +139,7 @@ TEST(BatchSender, AtMostMaxBatchesExistAndThoseSentAreRecycled) {
 }
 
 TEST(BatchSender, AfterStopASubmittedBatchIsSentFromTheCaller) {
-    socket_pair sockets;
+    socket_pair sockets{4 << 20};
     const auto to = sockets.receiver.local_endpoint();
     batch_sender sender{sockets.sender.native_handle()};
     sender.stop();
@@ -166,7 +157,7 @@ TEST(BatchSender, AfterStopASubmittedBatchIsSentFromTheCaller) {
 }
 
 TEST(BatchSender, WhatTheSocketRefusesIsCountedLostAndTheRestStillGoes) {
-    socket_pair sockets;
+    socket_pair sockets{4 << 20};
     const auto to = sockets.receiver.local_endpoint();
     // An IPv6 destination on an IPv4 socket: sendmmsg refuses that datagram alone.
     const udp::endpoint unreachable{asio::ip::make_address("::1"), to.port()};

@@ -14,6 +14,7 @@
 #include <asio/ip/udp.hpp>
 
 #include "ecsnet/transport/datagram_batch.hpp"
+#include "loopback_socket_pair.hpp"
 
 namespace datagram_batch_test {
 
@@ -24,17 +25,7 @@ using ecsnet::transport::incoming_batch;
 using ecsnet::transport::max_datagram_bytes;
 using ecsnet::transport::outgoing_batch;
 
-struct socket_pair {
-    asio::io_context io;
-    udp::socket sender{io, udp::endpoint{asio::ip::make_address("127.0.0.1"), 0}};
-    udp::socket receiver{io, udp::endpoint{asio::ip::make_address("127.0.0.1"), 0}};
-
-    socket_pair() {
-        receiver.set_option(asio::socket_base::receive_buffer_size{1 << 20});
-        sender.non_blocking(true);
-        receiver.non_blocking(true);
-    }
-};
+using socket_pair = ecsnet::transport::testing::loopback_socket_pair;
 
 // Receives until `count` datagrams came or a second passed.
 std::vector<std::vector<std::uint8_t>> receive_all(udp::socket& socket, std::size_t count) {
