@@ -63,6 +63,14 @@ TEST_P(SendThread, AClientConnectsAndMessagesFlowBothWays) {
     ASSERT_TRUE(stats);
     EXPECT_GT(stats->bytes_received, 0U);
     EXPECT_EQ(server.counters().send_failures.load(), 0U);
+
+    // Stopped, the socket is closed: what the server still sends is counted as failed, never written to
+    // the descriptor (whose number the process may have given to another file since).
+    server.stop();
+    server.send(id, channel::unreliable, text("late"));
+    server.flush(id);
+    run_for(io, 20ms);
+    EXPECT_GT(server.counters().send_failures.load(), 0U);
 }
 
 INSTANTIATE_TEST_SUITE_P(UdpSockets, SendThread, ::testing::Bool(),

@@ -234,6 +234,7 @@ void udp_server::stop_sending() {
         for (auto lost = sender_->take_lost(); lost > 0; --lost) {
             core_->count_send_failure();
         }
+        sender_.reset(); // what is sent later goes through the socket object, which knows it is closed
     }
 }
 

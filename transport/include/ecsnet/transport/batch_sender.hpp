@@ -46,8 +46,8 @@ public:
     void submit(std::unique_ptr<outgoing_batch> batch);
     /// Datagrams the socket did not take (its buffer full, an error) since the last call.
     [[nodiscard]] std::size_t take_lost() noexcept { return lost_.exchange(0, std::memory_order_relaxed); }
-    /// Sends everything queued and ends the thread; later submits are sent on the caller's thread.
-    /// Idempotent.
+    /// Sends everything queued and ends the thread; later submits are sent on the caller's thread (while
+    /// the descriptor is still open). Idempotent.
     void stop();
 
     /// Datagrams this thread handed to the socket (taken or not), for tests and metrics.
