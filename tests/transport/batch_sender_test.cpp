@@ -24,28 +24,17 @@ namespace {
 
 using asio::ip::udp;
 using ecsnet::transport::batch_sender;
-using ecsnet::transport::incoming_batch;
-using ecsnet::transport::max_datagram_bytes;
 using ecsnet::transport::outgoing_batch;
 
 using socket_pair = ecsnet::transport::testing::loopback_socket_pair;
 
-// Receives on a thread of its own until `count` datagrams came or five seconds passed.
+// Receives on a thread of its own (while the test sends) until `count` datagrams came or five seconds
+// passed.
 class receiver_thread {
 public:
     receiver_thread(udp::socket& socket, std::size_t count)
         : thread_{[this, &socket, count] {
-            incoming_batch incoming;
-            const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds{5};
-            while (got_.size() < count && std::chrono::steady_clock::now() < deadline) {
-                const auto n = incoming.receive(
-                    socket, [&](std::span<const std::uint8_t> datagram, const udp::endpoint&) {
-                        got_.emplace_back(datagram.begin(), datagram.end());
-                    });
-                if (n == 0) {
-                    std::this_thread::sleep_for(std::chrono::microseconds{200});
-                }
-            }
+            got_ = ecsnet::transport::testing::receive_all(socket, count, std::chrono::seconds{5});
         }} {}
 
     /// Waits for the thread, then what it received.

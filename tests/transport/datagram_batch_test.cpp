@@ -26,23 +26,7 @@ using ecsnet::transport::max_datagram_bytes;
 using ecsnet::transport::outgoing_batch;
 
 using socket_pair = ecsnet::transport::testing::loopback_socket_pair;
-
-// Receives until `count` datagrams came or a second passed.
-std::vector<std::vector<std::uint8_t>> receive_all(udp::socket& socket, std::size_t count) {
-    incoming_batch incoming;
-    std::vector<std::vector<std::uint8_t>> got;
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds{1};
-    while (got.size() < count && std::chrono::steady_clock::now() < deadline) {
-        const auto n =
-            incoming.receive(socket, [&](std::span<const std::uint8_t> datagram, const udp::endpoint&) {
-                got.emplace_back(datagram.begin(), datagram.end());
-            });
-        if (n == 0) {
-            std::this_thread::sleep_for(std::chrono::milliseconds{1});
-        }
-    }
-    return got;
-}
+using ecsnet::transport::testing::receive_all;
 
 TEST(DatagramBatch, EveryDatagramQueuedArrivesOnceWholeAndInOrderAcrossManyBatches) {
     socket_pair sockets;
