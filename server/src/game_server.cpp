@@ -337,9 +337,11 @@ void game_server::open_udp(std::uint16_t port) {
     udp.config.private_key = options_.insecure_dev ? transport::dev_private_key : read_key(options_.key_file);
     udp.config.max_clients = options_.max_clients;
     udp.send_thread = options_.send_thread;
+    udp.receive_interval = std::chrono::microseconds{options_.receive_interval_us};
     // The server sends every client a snapshot each tick: its acks wait for that ride rather than leaving
     // in ack-only datagrams (half the server's datagrams, and their encryption, at 30 Hz). The header
-    // carries how long an ack waited, so the client's RTT stays exact.
+    // carries how long an ack waited, so the client's RTT stays exact (but for the time a datagram waited in
+    // the socket for its read: up to --receive-interval-us).
     udp.config.link.max_ack_delay =
         std::chrono::microseconds{1'000'000 / std::max<std::uint32_t>(options_.tick_rate, 1)} +
         std::chrono::milliseconds{5};
@@ -502,7 +504,12 @@ void game_server::tick() {
     };
 
     // 1. The inputs for this tick (input_buffer.hpp), each client's to its own avatar only. Shots among
-    // them are checked against the clock of this tick (lag_compensation.hpp).
+    // them are checked against the clock of this tick (lag_compensation.hpp). What the UDP socket holds is
+    // read first: between two of its reads the server lets datagrams gather (--receive-interval-us), and
+    // those that came meanwhile belong to this tick.
+    if (udp_) {
+        udp_->server().receive_waiting();
+    }
     const auto this_tick = tick_ + 1; // the tick this step produces
     if (lag_compensation_) {
         lag_compensation_->set_now(static_cast<std::int64_t>(server_time_us(started)));

@@ -37,6 +37,13 @@ parsed_options parse_options(int argc, const char* const* argv) {
                    "UDP: the datagrams each tick sends are handed to the kernel (sendmmsg) on a thread of "
                    "their own, so the tick does not wait for it; false: on the tick's thread")
         ->capture_default_str();
+    app.add_option(
+           "--receive-interval-us", options.receive_interval_us,
+           "UDP: read the socket this often, so that the datagrams arriving meanwhile are read in one "
+           "wake-up (and as each tick starts, so no input waits a tick longer); a datagram's RTT "
+           "may grow by up to this much; 0: read each as it arrives")
+        ->check(CLI::Range(0, 100'000))
+        ->capture_default_str();
     app.add_option("--key-file", options.key_file,
                    "file holding the private key shared with the backend that issues connect tokens (64 hex "
                    "digits; ecsnet-token keygen)");

@@ -7,7 +7,9 @@
 #include <atomic>
 #include <memory>
 #include <optional>
+#include <string>
 #include <thread>
+#include <tuple>
 
 #include <asio/executor_work_guard.hpp>
 #include <asio/post.hpp>
@@ -30,13 +32,14 @@ using namespace ecsnet::transport::testing;
 using namespace std::chrono_literals;
 
 // With the datagrams sent on the server's own thread (batch_sender.hpp, the default) and on the
-// io_context's.
-class SendThread : public ::testing::TestWithParam<bool> {};
+// io_context's; read on the receive interval's timer (the default) and as each arrives.
+class SocketPaths : public ::testing::TestWithParam<std::tuple<bool, std::chrono::microseconds>> {};
 
-TEST_P(SendThread, AClientConnectsAndMessagesFlowBothWays) {
+TEST_P(SocketPaths, AClientConnectsAndMessagesFlowBothWays) {
     asio::io_context io;
     auto options = local_server_options();
-    options.send_thread = GetParam();
+    options.send_thread = std::get<0>(GetParam());
+    options.receive_interval = std::get<1>(GetParam());
     server_events server_log;
     udp_server server{io, options, server_log};
     server.start();
@@ -73,8 +76,65 @@ TEST_P(SendThread, AClientConnectsAndMessagesFlowBothWays) {
     EXPECT_GT(server.counters().send_failures.load(), 0U);
 }
 
-INSTANTIATE_TEST_SUITE_P(UdpSockets, SendThread, ::testing::Bool(),
-                         [](const auto& info) { return info.param ? "own_thread" : "io_thread"; });
+INSTANTIATE_TEST_SUITE_P(UdpSockets, SocketPaths,
+                         ::testing::Combine(::testing::Bool(), ::testing::Values(1000us, 0us)),
+                         [](const auto& info) {
+                             return std::string{std::get<0>(info.param) ? "sent_on_own_thread"
+                                                                        : "sent_on_io_thread"} +
+                                    (std::get<1>(info.param) > 0us ? "_read_on_timer" : "_read_on_arrival");
+                         });
+
+// With a receive interval, a datagram's arrival wakes nobody: it waits in the socket for the interval's
+// timer (here 30 s away), or for receive_waiting() (the game server's tick), which reads it and sends the
+// replies at once.
+TEST(UdpSockets, WithAReceiveIntervalAnArrivalWakesNobodyUntilReceiveWaiting) {
+    asio::io_context io;
+    auto options = local_server_options();
+    options.receive_interval = std::chrono::seconds{30}; // no timed read within the test
+    server_events server_log;
+    udp_server server{io, options, server_log};
+    server.start();
+    client_events client_log;
+    udp_client client{io.get_executor(), {}, client_log};
+    ASSERT_TRUE(client.connect(token_for(server, options.config.private_key, 27)));
+    // The connection request waits: a handshake on 127.0.0.1 takes a few milliseconds.
+    run_for(io, 200ms);
+    EXPECT_EQ(client.state(), client_state::sending_request);
+    EXPECT_TRUE(server_log.connected.empty());
+    // Each receive_waiting() takes the client's latest packet and answers it.
+    ASSERT_TRUE(run_until(io, [&] {
+        server.receive_waiting();
+        return client.state() == client_state::connected && server_log.connected.size() == 1;
+    }));
+    client.send(channel::reliable, text("hello"));
+    client.flush();
+    run_for(io, 100ms);
+    EXPECT_TRUE(server_log.messages.empty());
+    server.receive_waiting();
+    ASSERT_EQ(server_log.messages.size(), 1U);
+    EXPECT_EQ(server_log.messages[0].bytes, "hello");
+}
+
+// A server whose reads found nothing for a while reads at its timers' pace (update_interval), and still
+// answers the first client that comes.
+TEST(UdpSockets, AServerIdleForAWhileStillAnswersTheFirstClient) {
+    asio::io_context io;
+    auto options = local_server_options();
+    options.receive_interval = 1ms;
+    server_events server_log;
+    udp_server server{io, options, server_log};
+    server.start();
+    run_for(io, 300ms); // 100 empty reads and more
+    client_events client_log;
+    udp_client client{io.get_executor(), {}, client_log};
+    ASSERT_TRUE(client.connect(token_for(server, options.config.private_key, 8)));
+    ASSERT_TRUE(run_until(io, [&] { return client.state() == client_state::connected; }));
+    ASSERT_TRUE(run_until(io, [&] { return server_log.connected.size() == 1; }));
+    client.send(channel::reliable, text("first"));
+    client.flush();
+    ASSERT_TRUE(run_until(io, [&] { return !server_log.messages.empty(); }));
+    EXPECT_EQ(server_log.messages[0].bytes, "first");
+}
 
 // What a client's message handler sends (a snapshot's ack, an input) leaves while the datagram is handled,
 // in one packet: before any other handler runs (it used to wait for a timer re-armed for now: two more

@@ -21,8 +21,9 @@ using detail::as_u8;
 
 udp_server::udp_server(asio::io_context& io, udp_server_options options, server_handler& handler)
     : options_{std::move(options)}
-    , socket_{io}
+    , socket_{options_.receive_interval > std::chrono::microseconds::zero() ? quiet_io_ : io}
     , timer_{io}
+    , receive_timer_{io}
     , incoming_{std::make_unique<incoming_batch>()}
     , outgoing_{std::make_unique<outgoing_batch>()}
     , alive_{std::make_shared<bool>(true)} {
@@ -72,6 +73,7 @@ udp_server::~udp_server() {
     stop_sending();
     asio::error_code ignored;
     timer_.cancel();
+    receive_timer_.cancel();
     socket_.close(ignored);
 }
 
@@ -89,46 +91,85 @@ void udp_server::stop() {
     stop_sending(); // the goodbyes queued before
     asio::error_code ignored;
     timer_.cancel();
+    receive_timer_.cancel();
     socket_.close(ignored);
 }
 
 void udp_server::receive() {
-    socket_.async_wait(asio::socket_base::wait_read, [this, alive = std::weak_ptr<bool>{alive_}](
-                                                         const asio::error_code& ec) {
-        if (alive.expired() || !running_) {
+    if (reads_on_timer()) {
+        read_after(options_.receive_interval);
+        return;
+    }
+    socket_.async_wait(asio::socket_base::wait_read,
+                       [this, alive = std::weak_ptr<bool>{alive_}](const asio::error_code& ec) {
+                           if (alive.expired() || !running_) {
+                               return;
+                           }
+                           if (!ec) {
+                               read_waiting();
+                               flush_outgoing(); // the replies (challenges, acks) go now, in one call
+                           }
+                           // Errors on a UDP socket (an ICMP port unreachable reported for an earlier send, a
+                           // datagram too big for the buffer) concern one datagram: keep receiving. A closed
+                           // socket stops.
+                           if (socket_.is_open() && ec != asio::error::operation_aborted) {
+                               receive();
+                           }
+                       });
+}
+
+void udp_server::read_after(std::chrono::microseconds delay) {
+    receive_timer_.expires_after(delay);
+    receive_timer_.async_wait([this, alive = std::weak_ptr<bool>{alive_}](const asio::error_code& ec) {
+        if (alive.expired() || !running_ || ec == asio::error::operation_aborted || !socket_.is_open()) {
             return;
         }
-        if (!ec) {
-            const auto now = clock::now();
-            // What waits, a batch at a time, in bounded rounds: the timers and the tick get their turn.
-            for (int round = 0; round < 8; ++round) {
-                const auto received = incoming_->receive(
-                    socket_,
-                    [&](std::span<const std::uint8_t> datagram, const asio::ip::udp::endpoint& sender) {
-                        const auto from = from_endpoint(sender);
-                        if (sim_in_) {
-                            sim_in_->submit(as_bytes_of(datagram), now, from);
-                        } else {
-                            core_->receive(datagram, from, now);
-                        }
-                    },
-                    [&](const asio::ip::udp::endpoint& next) {
-                        if (!sim_in_) {
-                            core_->prefetch(from_endpoint(next));
-                        }
-                    });
-                if (received < incoming_batch::capacity) {
-                    break;
-                }
-            }
-            flush_outgoing(); // the replies (challenges, acks) go now, in one call
+        const auto read = read_waiting();
+        flush_outgoing();
+        empty_reads_ = read == 0 ? empty_reads_ + 1 : 0;
+        auto next = options_.receive_interval;
+        if (read == read_rounds * incoming_batch::capacity) {
+            next = std::chrono::microseconds::zero(); // more wait: after the other handlers' turn
+        } else if (empty_reads_ >= idle_after_empty_reads) {
+            next = std::max<std::chrono::microseconds>(options_.update_interval, next);
         }
-        // Errors on a UDP socket (an ICMP port unreachable reported for an earlier send, a datagram too big
-        // for the buffer) concern one datagram: keep receiving. A closed socket stops.
-        if (socket_.is_open() && ec != asio::error::operation_aborted) {
-            receive();
-        }
+        read_after(next);
     });
+}
+
+void udp_server::receive_waiting() {
+    if (!running_ || !socket_.is_open()) {
+        return;
+    }
+    read_waiting();
+    flush_outgoing();
+}
+
+std::size_t udp_server::read_waiting() {
+    const auto now = clock::now();
+    std::size_t read = 0;
+    for (std::size_t round = 0; round < read_rounds; ++round) {
+        const auto received = incoming_->receive(
+            socket_,
+            [&](std::span<const std::uint8_t> datagram, const asio::ip::udp::endpoint& sender) {
+                const auto from = from_endpoint(sender);
+                if (sim_in_) {
+                    sim_in_->submit(as_bytes_of(datagram), now, from);
+                } else {
+                    core_->receive(datagram, from, now);
+                }
+            },
+            [&](const asio::ip::udp::endpoint& next) {
+                if (!sim_in_) {
+                    core_->prefetch(from_endpoint(next));
+                }
+            });
+        read += received;
+        if (received < incoming_batch::capacity) {
+            break;
+        }
+    }
+    return read;
 }
 
 void udp_server::arm_timer() {

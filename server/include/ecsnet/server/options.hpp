@@ -40,6 +40,9 @@ struct server_options {
     transport::sim_config simulator;
     // UDP datagrams handed to the kernel on a thread of their own, off the tick's (batch_sender.hpp).
     bool send_thread{true};
+    // UDP: microseconds between two reads of the socket, so that the datagrams arriving meanwhile wake the
+    // server once (transport::udp_server_options::receive_interval); 0: read each as it arrives.
+    std::uint32_t receive_interval_us{1000};
     std::uint16_t admin_port{7778}; // 0: any free port; HTTP /metrics, /healthz, /inspector and /api/
     // The admin endpoint's address: loopback unless told otherwise. /metrics and /healthz answer anyone who
     // can reach it; /inspector and /api/ answer other peers only with this bearer token (docs/inspector.md).
