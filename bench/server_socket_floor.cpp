@@ -13,8 +13,10 @@
 // a server that receives as datagrams arrive, the sender thread's hand-over, and everything ecsnet does.
 // Flags: --clients N (default 1000), --ticks T (default 300), --out-bytes B, --in-bytes B.
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
