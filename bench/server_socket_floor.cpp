@@ -6,7 +6,7 @@
 //             per tick at 1,000 clients, headers and MAC included), sendmmsg 64 at a time, as
 //             transport::outgoing_batch does
 //   (clients) each client reads its datagram and sends one back (--in-bytes, default 66); not counted
-//   receive   the server takes the N datagrams, recvmmsg 64 at a time, as transport::incoming_batch does
+//   receive   the server takes the N datagrams, recvmmsg 32 at a time, as transport::incoming_batch does
 // It prints the thread CPU time of `send` and `receive` per client per tick. On loopback the kernel delivers
 // a datagram to its receiving socket in the sender's context, so `send` includes the clients' receive path,
 // as the server's figure in bench/loadtest does. What it leaves out, so a lower bound: the epoll wake-ups of
@@ -34,7 +34,8 @@ namespace {
 
 using ecsnet::bench::thread_cpu_seconds;
 
-constexpr std::size_t batch = 64; // transport::outgoing_batch::capacity, incoming_batch::capacity
+constexpr std::size_t send_batch = 64;    // transport::outgoing_batch::capacity
+constexpr std::size_t receive_batch = 32; // transport::incoming_batch::capacity
 
 [[noreturn]] void fail(const char* what) {
     std::fprintf(stderr, "server_socket_floor: %s: %s\n", what, std::strerror(errno));
@@ -104,10 +105,10 @@ int main(int argc, char** argv) {
 
     std::vector<std::uint8_t> out(out_bytes, 0x5A);
     std::vector<std::uint8_t> in(in_bytes, 0xA5);
-    std::array<mmsghdr, batch> headers{};
-    std::array<iovec, batch> iov{};
-    std::array<std::array<std::uint8_t, 1500>, batch> receive_buffers{};
-    std::array<sockaddr_in, batch> sources{};
+    std::array<mmsghdr, send_batch> headers{};
+    std::array<iovec, send_batch> iov{};
+    std::array<std::array<std::uint8_t, 1500>, receive_batch> receive_buffers{};
+    std::array<sockaddr_in, receive_batch> sources{};
     std::array<std::uint8_t, 1500> client_buffer{};
 
     double send_seconds = 0;
@@ -117,8 +118,8 @@ int main(int argc, char** argv) {
     for (std::size_t tick = 0; tick < ticks; ++tick) {
         // The server's snapshots, 64 to a call.
         const double send_start = thread_cpu_seconds();
-        for (std::size_t first = 0; first < clients_count; first += batch) {
-            const std::size_t count = std::min(batch, clients_count - first);
+        for (std::size_t first = 0; first < clients_count; first += send_batch) {
+            const std::size_t count = std::min(send_batch, clients_count - first);
             for (std::size_t k = 0; k < count; ++k) {
                 iov[k] = {out.data(), out.size()};
                 headers[k] = {};
@@ -153,9 +154,9 @@ int main(int argc, char** argv) {
         const double receive_start = thread_cpu_seconds();
         client_seconds += receive_start - clients_start;
 
-        // The server takes the inputs, 64 to a call, until the socket is empty.
+        // The server takes the inputs, 32 to a call, until the socket is empty.
         for (;;) {
-            for (std::size_t k = 0; k < batch; ++k) {
+            for (std::size_t k = 0; k < receive_batch; ++k) {
                 iov[k] = {receive_buffers[k].data(), receive_buffers[k].size()};
                 headers[k] = {};
                 headers[k].msg_hdr.msg_name = &sources[k];
@@ -163,8 +164,8 @@ int main(int argc, char** argv) {
                 headers[k].msg_hdr.msg_iov = &iov[k];
                 headers[k].msg_hdr.msg_iovlen = 1;
             }
-            const int received = recvmmsg(server, headers.data(), batch, 0, nullptr);
-            if (received < static_cast<int>(batch)) {
+            const int received = recvmmsg(server, headers.data(), receive_batch, 0, nullptr);
+            if (received < static_cast<int>(receive_batch)) {
                 break;
             }
         }
