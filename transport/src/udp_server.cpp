@@ -21,7 +21,7 @@ using detail::as_u8;
 
 udp_server::udp_server(asio::io_context& io, udp_server_options options, server_handler& handler)
     : options_{std::move(options)}
-    , socket_{options_.receive_interval > std::chrono::microseconds::zero() ? quiet_io_ : io}
+    , socket_{reads_on_timer() ? quiet_io_ : io} // options_ is set: declared first
     , timer_{io}
     , receive_timer_{io}
     , incoming_{std::make_unique<incoming_batch>()}
