@@ -1,8 +1,9 @@
-// client_view's admission under a budget (in flight first, then by priority, ties by index, the first
-// one even alone over budget, no more once nothing fits) and the view it keeps (entries sorted by index,
-// its checksum the sum of its entries' terms), on the arena scene. The randomized differential test
-// (view_differential_test.cpp) checks what clients show; this one pins the order and the bookkeeping, and
-// that a client's views stop allocating once their buffers have grown, however its acks come.
+// client_view's admission under a budget (in flight first, whatever the budget, then by priority, ties by
+// index, the first one even alone over budget, no more once nothing fits) and the view it keeps (entries
+// sorted by index, its checksum the sum of its entries' terms), on the arena scene. The randomized
+// differential test (view_differential_test.cpp) checks what clients show; this one pins the order and the
+// bookkeeping, and that a client's views stop allocating once their buffers have grown, however its acks
+// come.
 
 #include <algorithm>
 #include <numeric>
@@ -140,6 +141,44 @@ TEST(ClientView, TheFirstCandidateIsTakenEvenAloneOverBudgetAndNothingWithoutBud
     const auto report = view.write(ids, weights, 400, 0, envelope);
     EXPECT_EQ(report.entered, 1U);
     EXPECT_EQ(indices_of(*view.newest()), std::vector<std::uint32_t>{ids[ids.size() / 2].index});
+}
+
+// What a view still in flight carried is sent again whatever the budget: otherwise, when that view arrives
+// and then the next, the client would show the newer value and then step back to its base's.
+TEST(ClientView, WhatIsInFlightIsSentAgainWhateverTheBudget) {
+    world w{300};
+    client_view view{w.encoder};
+    v1::Envelope envelope;
+    w.step();
+    std::vector<net_entity> ids = w.everything();
+    std::vector<float> weights(ids.size(), 1.0F);
+    view.write(ids, weights, 1'000'000, 0, envelope);
+    const tick_type base = w.tick;
+    view.on_ack(base, false);
+    w.step();
+    ASSERT_EQ(w.everything(), ids); // the same entities, some moving
+    const auto second = view.write(ids, weights, 1'000'000, 0, envelope);
+    ASSERT_GT(second.changed, 10U);
+    std::vector<std::uint32_t> carried; // changed in the view in flight
+    for (const auto& e : view.newest()->entries) {
+        if (e.sent() == w.tick) {
+            carried.push_back(e.index);
+        }
+    }
+    ASSERT_EQ(carried.size(), second.changed);
+    // The next view, from the same base, with a budget for nothing (1 bit): what the view in flight carried
+    // is sent all the same, besides the one candidate a snapshot always takes.
+    w.step();
+    const auto third = view.write(ids, weights, 1, 0, envelope);
+    EXPECT_GE(third.mandatory, carried.size() / 2);
+    EXPECT_LE(third.changed + third.refreshed, third.mandatory + 1);
+    std::size_t stepped_back = 0;
+    for (const auto& e : view.newest()->entries) {
+        if (std::binary_search(carried.begin(), carried.end(), e.index) && e.tick <= base) {
+            ++stepped_back; // holds its base's value again
+        }
+    }
+    EXPECT_EQ(stepped_back, 0U);
 }
 
 TEST(ClientView, EveryViewIsSortedAndItsChecksumIsTheSumOfItsTerms) {
