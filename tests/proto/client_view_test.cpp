@@ -181,6 +181,40 @@ TEST(ClientView, WhatIsInFlightIsSentAgainWhateverTheBudget) {
     EXPECT_EQ(stepped_back, 0U);
 }
 
+// Likewise what entered in a view in flight: the next view from the same base enters it again, whatever
+// the budget, or the client would create it and then destroy it.
+TEST(ClientView, WhatEnteredInFlightEntersAgainWhateverTheBudget) {
+    world w{300};
+    client_view view{w.encoder};
+    v1::Envelope envelope;
+    w.step();
+    const std::vector<net_entity> all = w.everything();
+    std::vector<net_entity> some; // every third entity stays out of the first view
+    std::vector<std::uint32_t> later;
+    for (std::size_t i = 0; i < all.size(); ++i) {
+        if (i % 3 == 0) {
+            later.push_back(all[i].index);
+        } else {
+            some.push_back(all[i]);
+        }
+    }
+    view.write(some, std::vector<float>(some.size(), 1.0F), 1'000'000, 0, envelope);
+    const tick_type base = w.tick;
+    view.on_ack(base, false);
+    const std::vector<float> weights(all.size(), 1.0F);
+    w.step();
+    ASSERT_EQ(view.write(all, weights, 1'000'000, 0, envelope).entered, later.size());
+    w.step(); // not acked: the next view is from the same base, with a budget for nothing
+    const auto third = view.write(all, weights, 1, 0, envelope);
+    EXPECT_EQ(third.entered, later.size());
+    EXPECT_EQ(third.waiting, 0U);
+    std::size_t present = 0;
+    for (const auto& e : view.newest()->entries) {
+        present += std::binary_search(later.begin(), later.end(), e.index) ? 1 : 0;
+    }
+    EXPECT_EQ(present, later.size());
+}
+
 TEST(ClientView, EveryViewIsSortedAndItsChecksumIsTheSumOfItsTerms) {
     world w{600};
     client_view view{w.encoder};
