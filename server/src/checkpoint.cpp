@@ -156,6 +156,30 @@ std::optional<std::string> check_indices(const std::vector<std::uint32_t>& indic
     return std::nullopt;
 }
 
+// The header with a zero body size (finish_file sets it), then the body follows.
+std::size_t start_file(std::vector<std::byte>& out, std::uint64_t schema_hash, std::uint64_t saveable_hash,
+                       std::uint64_t tick) {
+    byte_writer w{out};
+    w.raw(magic.data(), magic.size());
+    w.u32(checkpoint_format_version);
+    w.u32(0); // flags, none yet
+    w.u64(schema_hash);
+    w.u64(saveable_hash);
+    w.u64(tick);
+    w.u64(0); // body size, set by finish_file
+    return out.size();
+}
+
+// The body's size into the header, and the checksum of header and body after them.
+void finish_file(std::vector<std::byte>& out, std::size_t body_start) {
+    const std::uint64_t body = out.size() - body_start;
+    for (int b = 0; b < 8; ++b) {
+        out[body_start - 8 + static_cast<std::size_t>(b)] = static_cast<std::byte>((body >> (8 * b)) & 0xFF);
+    }
+    const auto sum = checksum_of(out.data(), out.size());
+    out.insert(out.end(), sum.begin(), sum.end());
+}
+
 } // namespace
 
 std::size_t checkpoint_image::entities() const noexcept {
@@ -282,14 +306,7 @@ std::vector<std::byte> encode_checkpoint(const checkpoint_image& image) {
     }
     out.reserve(estimate);
     byte_writer w{out};
-    w.raw(magic.data(), magic.size());
-    w.u32(checkpoint_format_version);
-    w.u32(0); // flags, none yet
-    w.u64(image.schema_hash);
-    w.u64(image.saveable_hash);
-    w.u64(image.tick);
-    w.u64(0); // body size, set below
-    const auto body_start = out.size();
+    const auto body_start = start_file(out, image.schema_hash, image.saveable_hash, image.tick);
 
     w.u32(static_cast<std::uint32_t>(image.pool.slots.size()));
     w.u32(image.pool.free_head);
@@ -315,13 +332,26 @@ std::vector<std::byte> encode_checkpoint(const checkpoint_image& image) {
     w.u32(static_cast<std::uint32_t>(image.world_state.size()));
     w.raw(image.world_state.data(), image.world_state.size());
 
-    const std::uint64_t body = out.size() - body_start;
-    for (int b = 0; b < 8; ++b) {
-        out[body_start - 8 + static_cast<std::size_t>(b)] = static_cast<std::byte>((body >> (8 * b)) & 0xFF);
-    }
-    const auto sum = checksum_of(out.data(), out.size());
-    out.insert(out.end(), sum.begin(), sum.end());
+    finish_file(out, body_start);
     return out;
+}
+
+std::vector<std::byte> seal_checkpoint(std::uint64_t schema_hash, std::uint64_t saveable_hash,
+                                       std::uint64_t tick, std::span<const std::byte> body) {
+    std::vector<std::byte> out;
+    out.reserve(header_bytes + body.size() + checksum_bytes);
+    const auto body_start = start_file(out, schema_hash, saveable_hash, tick);
+    out.insert(out.end(), body.begin(), body.end());
+    finish_file(out, body_start);
+    return out;
+}
+
+std::span<const std::byte> checkpoint_body(const std::vector<std::byte>& file) noexcept {
+    if (file.size() < header_bytes + checksum_bytes) {
+        return {};
+    }
+    return std::span<const std::byte>{file}.subspan(header_bytes,
+                                                    file.size() - header_bytes - checksum_bytes);
 }
 
 std::optional<checkpoint_refusal> decode_checkpoint(const std::vector<std::byte>& bytes,

@@ -47,7 +47,8 @@ log_limiter::kind_record& log_limiter::record_of(std::string_view kind, clock::t
         return *found;
     }
     if (kinds_.size() >= max_kinds) {
-        constexpr std::string_view other = "other log lines";
+        // static: clang 14 will not let the lambda below read a local constant uncaptured.
+        static constexpr std::string_view other = "other log lines";
         const auto shared = std::find_if(kinds_.begin(), kinds_.end(),
                                          [](const kind_record& record) { return record.kind == other; });
         if (shared != kinds_.end()) {

@@ -173,6 +173,62 @@ TEST(Checkpoint, AFlippedByteIsAChecksumMismatch) {
     EXPECT_NE(refused->message.find("checksum mismatch"), std::string::npos) << refused->message;
 }
 
+// What another writer's bug could put behind a valid checksum: each is refused whole, as malformed, with
+// words that say where. (checkpoint_fuzz tries every other body.)
+TEST(Checkpoint, ContentWrongBehindAValidChecksumIsMalformedAndSaysWhere) {
+    ticked_world w{40};
+    w.run(5);
+    const auto bytes = saved_bytes(w);
+    const auto schema_hash = w.world->replicated_schema().hash();
+    ASSERT_EQ(seal_checkpoint(schema_hash, w.saveable.hash(), w.tick, checkpoint_body(bytes)), bytes)
+        << "a file is its body sealed";
+    checkpoint_image saved;
+    ASSERT_FALSE(decode(bytes));
+    ASSERT_FALSE(decode_checkpoint(bytes, w.world->replicated_schema(), w.saveable, saved));
+    ASSERT_GE(saved.replicated.size(), 1U);
+    ASSERT_GE(saved.replicated[0].indices.size(), 2U);
+
+    const auto refused_as = [](const std::vector<std::byte>& file, const std::string& words) {
+        const auto refused = decode(file);
+        ASSERT_TRUE(refused) << words;
+        EXPECT_EQ(refused->error, checkpoint_error::malformed) << refused->message;
+        EXPECT_NE(refused->message.find(words), std::string::npos) << refused->message;
+    };
+    // Images changed, then encoded: the checksum is right, the content is not.
+    const auto changed = [&saved](auto&& change) {
+        auto image = saved;
+        change(image);
+        return encode_checkpoint(image);
+    };
+    refused_as(changed([](checkpoint_image& i) { i.replicated[0].values[0] = 0xFFFF'FFFF; }),
+               "value out of its");
+    refused_as(changed([](checkpoint_image& i) { i.replicated[0].indices[1] = i.replicated[0].indices[0]; }),
+               "appears twice");
+    refused_as(changed([](checkpoint_image& i) {
+                   i.replicated[0].indices[0] = static_cast<std::uint32_t>(i.pool.slots.size());
+               }),
+               "which is not a live entity");
+    refused_as(changed([](checkpoint_image& i) { i.replicated[0].values.pop_back(); }), "rows");
+    refused_as(changed([](checkpoint_image& i) { i.replicated.pop_back(); }), "replicated components");
+    refused_as(changed([](checkpoint_image& i) {
+                   i.generations.push_back({0, 0xFFFF'FFFF});
+               }),
+               "does not match the entity slots");
+    refused_as(changed([](checkpoint_image& i) { i.pool.free_head = 7; }), "entity pool image");
+    ASSERT_FALSE(saved.saved.empty());
+    refused_as(changed([](checkpoint_image& i) { i.saved[0].bytes.push_back(std::byte{1}); }), "rows");
+
+    // Bodies changed, then sealed: a byte too many, a count larger than what follows, a tick beyond 32 bits.
+    const auto body = checkpoint_body(bytes);
+    std::vector<std::byte> longer(body.begin(), body.end());
+    longer.push_back(std::byte{0});
+    refused_as(seal_checkpoint(schema_hash, w.saveable.hash(), w.tick, longer), "world state");
+    std::vector<std::byte> slots(body.begin(), body.end());
+    slots[3] = std::byte{0x7F}; // the slot count's high byte
+    refused_as(seal_checkpoint(schema_hash, w.saveable.hash(), w.tick, slots), "entity slots");
+    refused_as(seal_checkpoint(schema_hash, w.saveable.hash(), std::uint64_t{1} << 32, body), "tick");
+}
+
 TEST(Checkpoint, ATruncatedFileSaysTruncated) {
     ticked_world w;
     w.run(5);

@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -90,6 +91,16 @@ struct checkpoint_refusal {
 
 /// The file's bytes: header, body, checksum.
 [[nodiscard]] std::vector<std::byte> encode_checkpoint(const checkpoint_image& image);
+
+/// A file around `body`: the header (this format version, no flags, the body's size) and the checksum, as
+/// encode_checkpoint writes them. Tests and the fuzz target seal bodies of their own with it, so that what
+/// they change reaches the checks behind the checksum.
+[[nodiscard]] std::vector<std::byte> seal_checkpoint(std::uint64_t schema_hash, std::uint64_t saveable_hash,
+                                                     std::uint64_t tick, std::span<const std::byte> body);
+
+/// The body of a file as encode_checkpoint or seal_checkpoint writes it (what lies between the header and
+/// the checksum; empty when the file is shorter than both). Nothing is checked.
+[[nodiscard]] std::span<const std::byte> checkpoint_body(const std::vector<std::byte>& file) noexcept;
 
 /// Checks `bytes` whole and decodes them; nothing is applied anywhere.
 [[nodiscard]] std::optional<checkpoint_refusal> decode_checkpoint(const std::vector<std::byte>& bytes,
