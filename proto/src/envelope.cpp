@@ -70,6 +70,26 @@ result<v1::Envelope> decode_envelope(std::string_view bytes) {
     return envelope;
 }
 
+result<void> decode_canonical_envelope(std::string_view bytes, v1::Envelope::MessageCase expected,
+                                       std::string_view what, v1::Envelope& out, std::string& scratch) {
+    if (auto decoded = decode_envelope(bytes, out); !decoded) {
+        return decoded;
+    }
+    if (out.message_case() != expected) {
+        return make_error(errc::unexpected_message,
+                          "expected a " + std::string{what} + ", got " + std::string{message_name(out)});
+    }
+    // Sizes first: most corrupt bytes differ in length, and then nothing is serialized.
+    if (out.ByteSizeLong() != bytes.size()) {
+        return make_error(errc::malformed_message, std::string{what} + " envelope not in canonical form");
+    }
+    serialize_into(out, scratch);
+    if (scratch != bytes) {
+        return make_error(errc::malformed_message, std::string{what} + " envelope not in canonical form");
+    }
+    return {};
+}
+
 std::string encode_envelope(const v1::Envelope& envelope) {
     std::string out;
     serialize_into(envelope, out);

@@ -130,25 +130,12 @@ result<applied_snapshot> mirror::refuse(errc code, std::string message, bool nee
 }
 
 result<applied_snapshot> mirror::apply_envelope(std::string_view envelope_bytes) {
-    auto& envelope = envelope_;
-    if (auto decoded = decode_envelope(envelope_bytes, envelope); !decoded) {
+    if (auto decoded = decode_canonical_envelope(envelope_bytes, v1::Envelope::kSnapshot, "snapshot",
+                                                 envelope_, canonical_);
+        !decoded) {
         return decoded.error_value();
     }
-    if (envelope.message_case() != v1::Envelope::kSnapshot) {
-        return make_error(errc::unexpected_message,
-                          "expected a snapshot, got " + std::string{message_name(envelope)});
-    }
-    // Snapshots come from this codec's deterministic serializer: bytes that parse but are not that exact
-    // encoding (a flipped bit in a bool, an unknown field, a longer varint) are corrupt, even if they happen
-    // to parse to the same message.
-    if (envelope.ByteSizeLong() != envelope_bytes.size()) {
-        return make_error(errc::malformed_message, "snapshot envelope not in canonical form");
-    }
-    serialize_into(envelope, canonical_);
-    if (canonical_ != envelope_bytes) {
-        return make_error(errc::malformed_message, "snapshot envelope not in canonical form");
-    }
-    return apply(envelope.snapshot());
+    return apply(envelope_.snapshot());
 }
 
 result<applied_snapshot> mirror::apply(const v1::Snapshot& s) {

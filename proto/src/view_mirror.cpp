@@ -223,22 +223,12 @@ void view_mirror::clear() {
 }
 
 result<applied_snapshot> view_mirror::apply_envelope(std::string_view envelope_bytes) {
-    auto& envelope = envelope_;
-    if (auto decoded = decode_envelope(envelope_bytes, envelope); !decoded) {
+    if (auto decoded = decode_canonical_envelope(envelope_bytes, v1::Envelope::kViewSnapshot, "view snapshot",
+                                                 envelope_, canonical_);
+        !decoded) {
         return decoded.error_value();
     }
-    if (envelope.message_case() != v1::Envelope::kViewSnapshot) {
-        return make_error(errc::unexpected_message,
-                          "expected a view snapshot, got " + std::string{message_name(envelope)});
-    }
-    if (envelope.ByteSizeLong() != envelope_bytes.size()) {
-        return make_error(errc::malformed_message, "view snapshot envelope not in canonical form");
-    }
-    serialize_into(envelope, canonical_);
-    if (canonical_ != envelope_bytes) {
-        return make_error(errc::malformed_message, "view snapshot envelope not in canonical form");
-    }
-    return apply(envelope.view_snapshot());
+    return apply(envelope_.view_snapshot());
 }
 
 result<applied_snapshot> view_mirror::apply(const v1::ViewSnapshot& s) {

@@ -51,6 +51,40 @@ TEST(Envelope, EveryMessageRoundTripsThroughFrames) {
     }
 }
 
+// What a mirror accepts: the kind it expects, in exactly the bytes the serializer writes. A bool written as
+// 2 parses to the same message in the same length, so the bytes are compared, not only the sizes.
+TEST(Envelope, ACanonicalDecodeRefusesOtherKindsAndOtherEncodingsOfTheSameMessage) {
+    v1::Envelope envelope;
+    envelope.mutable_snapshot()->set_tick(10);
+    envelope.mutable_snapshot()->set_full_state(true);
+    envelope.mutable_snapshot()->set_columns("abc");
+    const auto bytes = encode_envelope(envelope);
+    v1::Envelope out;
+    std::string scratch;
+    ASSERT_TRUE(decode_canonical_envelope(bytes, v1::Envelope::kSnapshot, "snapshot", out, scratch));
+    EXPECT_EQ(encode_envelope(out), bytes);
+
+    const auto other_kind =
+        decode_canonical_envelope(bytes, v1::Envelope::kViewSnapshot, "view snapshot", out, scratch);
+    EXPECT_EQ(other_kind.code(), errc::unexpected_message);
+    EXPECT_EQ(other_kind.message(), "expected a view snapshot, got snapshot");
+
+    const auto refused_as_not_canonical = [&](const std::string& changed) {
+        ASSERT_TRUE(decode_envelope(changed, out)) << "the changed bytes still parse";
+        const auto r = decode_canonical_envelope(changed, v1::Envelope::kSnapshot, "snapshot", out, scratch);
+        EXPECT_EQ(r.code(), errc::malformed_message);
+        EXPECT_EQ(r.message(), "snapshot envelope not in canonical form");
+    };
+    auto two = bytes;
+    const auto flag = two.find(std::string_view{"\x10\x01", 2}); // field 2 (full_state), varint 1
+    ASSERT_NE(flag, std::string::npos);
+    two[flag + 1] = '\x02';
+    refused_as_not_canonical(two);
+    // An unknown field (a tag a flipped bit made unknown) where the serializer would not write it: unknown
+    // fields go last.
+    refused_as_not_canonical(std::string{"\x78\x01", 2} + bytes);
+}
+
 TEST(Envelope, BadBytesAreErrors) {
     EXPECT_EQ(decode_envelope("").code(), errc::empty_envelope);
     EXPECT_EQ(decode_envelope(std::string_view{"\x0a\x05\x08", 3}).code(), errc::malformed_message);

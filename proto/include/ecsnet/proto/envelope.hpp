@@ -21,6 +21,14 @@ result<v1::Envelope> decode_envelope(std::string_view bytes);
 /// Parses into an existing Envelope (reusing its memory); on failure `out` is left cleared.
 result<void> decode_envelope(std::string_view bytes, v1::Envelope& out);
 
+/// Parses an Envelope that must hold `expected` and be exactly what this codec's deterministic serializer
+/// writes: bytes that parse but are not that encoding (a bool of 2, a longer varint, fields out of the
+/// serializer's order, a tag a flipped bit made unknown) are corrupt, even if they parse to the same message.
+/// `scratch` holds the re-encoding (its memory reused from call to call). `what` names the message in errors
+/// ("snapshot").
+result<void> decode_canonical_envelope(std::string_view bytes, v1::Envelope::MessageCase expected,
+                                       std::string_view what, v1::Envelope& out, std::string& scratch);
+
 /// Serializes an Envelope (deterministically: equal messages give equal bytes).
 [[nodiscard]] std::string encode_envelope(const v1::Envelope& envelope);
 /// The same into `out` (replacing its contents, reusing its memory).
