@@ -101,6 +101,18 @@ entity arena_world::spawn_npc() {
     return e;
 }
 
+void arena_world::spawn_wave(float x, float y, float radius, std::size_t count) {
+    for (std::size_t i = 0; i < count; ++i) {
+        const auto e = spawn_npc();
+        // Uniform in the disc: the square root of a uniform fraction of the radius.
+        const double distance = radius * std::sqrt(random_.uniform(0.0, 1.0));
+        const double angle = random_.uniform(0.0, 2.0 * std::numbers::pi);
+        auto& t = registry_.get<Transform>(e);
+        t.x = static_cast<float>(std::clamp(x + distance * std::cos(angle), -edge, edge));
+        t.y = static_cast<float>(std::clamp(y + distance * std::sin(angle), -edge, edge));
+    }
+}
+
 void arena_world::build_systems() {
     scheduler_options settings;
     settings.threads = std::max<std::size_t>(1, options_.workers);

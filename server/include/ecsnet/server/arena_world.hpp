@@ -85,6 +85,10 @@ public:
 
     [[nodiscard]] std::uint64_t ticks() const noexcept { return ticks_; }
     [[nodiscard]] std::size_t npcs() const noexcept;
+    /// A wave: `count` NPCs like the arena's own, placed uniformly in the disc of `radius` around (x, y)
+    /// (clamped to the arena). What a game event does to interest management all at once
+    /// (bench/interest_surge).
+    void spawn_wave(float x, float y, float radius, std::size_t count);
 
 private:
     entity spawn_npc();
