@@ -8,6 +8,7 @@
 
 #include "ecsnet/server/arena_world.hpp"
 #include "ecsnet/server/game_server.hpp"
+#include "ecsnet/server/heap_pages.hpp"
 #include "ecsnet/server/logging.hpp"
 #include "ecsnet/server/options.hpp"
 
@@ -21,6 +22,7 @@ int main(int argc, char** argv) {
     int exit_code = 0;
     try {
         configure_logging("ecsnet-server", options.log_level, options.log_format_value);
+        spdlog::info("{}", describe(this_process_heap_pages()));
         arena_options arena;
         arena.npcs = options.npcs;
         arena.seed = options.seed;
