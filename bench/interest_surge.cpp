@@ -1,7 +1,7 @@
 // What a surge of relevancy changes does to the server's tick (issue 15, "Bad input and limits": a teleport
 // or a mass spawn changes the relevant sets of thousands of entities in one tick, and the tick must stay
 // under its deadline, the entries spread over ticks by priority). The sockets-free server of
-// server_model.hpp (10,000 NPCs, N clients of about 200 entities each, relevancy every 4 ticks, acks 1 to 3
+// server_model.hpp (10,000 NPCs, N clients of about 200 entities each, relevancy every 8 ticks, acks 1 to 3
 // ticks late) runs steady, then one tick brings the event:
 //   --event teleport   every client's avatar moves to a random place of the arena: each set is replaced
 //   --event spawn      --count K NPCs appear around each of --places P clients' avatars (K / P each, within
@@ -14,7 +14,8 @@
 // steady size, and the tick deadline at 30 Hz (33.3 ms).
 //   build/bench/interest_surge --clients 1000 --workers 2 --event teleport
 // Flags: --clients N (1000), --workers W (2), --event teleport|spawn|despawn (teleport), --count K (5000),
-// --places P (20), --before B (60 ticks measured before), --after A (120 ticks after), --warmup W (90).
+// --places P (20), --before B (60 ticks measured before), --after A (120 ticks after), --warmup W (90),
+// --period P (the relevancy period: interest_options' default).
 
 #include <algorithm>
 #include <chrono>
@@ -144,6 +145,7 @@ int main(int argc, char** argv) {
     long before = 60;
     long after = 120;
     long warmup = 90;
+    long period = ecsnet::server::interest_options{}.relevancy_period;
     if (!ecsnet::bench::read_count_flags(static_cast<int>(counts.size()), counts.data(),
                                          {{"--clients", 1, &clients},
                                           {"--workers", 1, &workers},
@@ -151,15 +153,16 @@ int main(int argc, char** argv) {
                                           {"--places", 1, &places},
                                           {"--before", 1, &before},
                                           {"--after", 2, &after},
-                                          {"--warmup", 0, &warmup}})) {
+                                          {"--warmup", 0, &warmup},
+                                          {"--period", 1, &period}})) {
         std::fprintf(stderr,
                      "usage: %s [--clients N] [--workers W] [--event teleport|spawn|despawn] [--count K] "
-                     "[--places P] [--before B] [--after A] [--warmup W]\n",
+                     "[--places P] [--before B] [--after A] [--warmup W] [--period P]\n",
                      argv[0]);
         return 2;
     }
 
-    server_model m{4, static_cast<std::size_t>(workers), 1, 1};
+    server_model m{static_cast<std::uint32_t>(period), static_cast<std::size_t>(workers), 1, 1};
     m.join(static_cast<std::size_t>(clients));
     for (long t = 0; t < warmup; ++t) {
         m.tick();
@@ -194,7 +197,7 @@ int main(int argc, char** argv) {
     while (settled > 0 && surge_ticks[settled - 1].bytes_per_client <= settled_bytes) {
         --settled;
     }
-    std::printf("clients %ld, workers %ld, event %s\n", clients, workers,
+    std::printf("clients %ld, workers %ld, relevancy period %ld, event %s\n", clients, workers, period,
                 event == surge::teleport ? "teleport"
                 : event == surge::spawn  ? "spawn"
                                          : "despawn");

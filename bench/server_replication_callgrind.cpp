@@ -1,6 +1,6 @@
 // What the server spends per client and tick on interest-managed replication (issue 15), without sockets:
 // the demo arena of 10,000 NPCs, N clients joined through interest_replicator (radius 160 m, about 200
-// entities each, budget 128 kbps, relevancy every 4 ticks), and per tick what game_server::tick does for
+// entities each, budget 128 kbps, relevancy every 8 ticks), and per tick what game_server::tick does for
 // them: the world's systems, the capture, the replicator's tick (grid, relevant sets), then each client's
 // snapshot and its ack, L to L + 2 ticks late (--lag L, default 1; a client 200 ms away acks 6 or more
 // ticks late at 30 Hz); with --burst B, client i acks every (i mod B) + 1 ticks, all it has at once (a client
@@ -14,11 +14,12 @@
 //   callgrind_annotate --inclusive=yes /tmp/rep.cg | grep -E "fixed_ticks|replicated_ticks"
 // it gives instruction counts, repeatable on a loaded machine (bench/RESULTS.md, "Capacity with interest
 // management"); add --toggle-collect='*replicated_ticks*' for where the measured ticks' instructions go.
-// Flags: --clients N (default 500), --ticks T (default 60), --period P (relevancy period), --lag L,
-// --burst B (default 1), --warmup W (default 30), --workers W (default 1: the replicator's workers and
-// encoders; above 1 the tick's snapshots are written ahead on them, interest_replicator::prepare, as
-// game_server::tick does for UDP links). It prints the wall time per tick, the process's CPU (every
-// thread), the encoders' cache hit rate and lookups per client per tick, and the minor page faults per tick.
+// Flags: --clients N (default 500), --ticks T (default 60), --period P (relevancy period: the server's
+// default), --lag L, --burst B (default 1), --warmup W (default 30), --workers W (default 1: the
+// replicator's workers and encoders; above 1 the tick's snapshots are written ahead on them,
+// interest_replicator::prepare, as game_server::tick does for UDP links). It prints the wall time per
+// tick, the process's CPU (every thread), the encoders' cache hit rate and lookups per client per tick,
+// and the minor page faults per tick.
 
 #include <chrono>
 #include <cstdio>
@@ -79,7 +80,7 @@ long minor_faults() {
 int main(int argc, char** argv) {
     long clients_flag = 500;
     long ticks_flag = 60;
-    long period_flag = 4;
+    long period_flag = ecsnet::server::interest_options{}.relevancy_period;
     long workers_flag = 1;
     long lag_flag = 1;
     long burst_flag = 1;

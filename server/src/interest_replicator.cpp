@@ -55,6 +55,9 @@ struct interest_replicator::client_state final : client_replication {
     std::size_t position{};         // in clients_
     std::size_t encoder_at{};       // in encoders_ (group_by_place() may move it)
     bool fresh{true};               // recompute its set at the next tick, whatever the schedule
+    bool jumped{false};             // its avatar jumped: recompute before its turn (as soon as there is room)
+    // Where its set was last recomputed around (its avatar then), if it had one.
+    std::optional<interest::grid_position> focus;
     // Written by prepare() for the tick `prepared_at`, handed out by snapshot().
     std::optional<outgoing_snapshot> prepared;
     proto::tick_type prepared_at{};
@@ -76,6 +79,10 @@ interest_replicator::interest_replicator(game_world& world, const proto::snapsho
     , grid_{bounds_of(layout), cell_size_for(layout, options.radius)}
     , schedule_{std::max<std::uint32_t>(options.relevancy_period, 1)}
     , weight_{std::max(options.radius / 10.0F, 1.0F), weights}
+    , jump_squared_{[&options] {
+        const float jump = options.radius * (leave_factor - 1.0F) * 0.5F;
+        return jump * jump;
+    }()}
     , scratch_(std::max<std::size_t>(options.workers, 1)) {
     if (options.workers > 1) {
         pool_ = std::make_unique<thread_pool>(options.workers);
@@ -222,11 +229,26 @@ void interest_replicator::tick(proto::tick_type tick, std::uint64_t server_time_
     move_grid();
     read_relevance_marks();
     due_.clear();
+    // A client whose avatar jumped (a teleport, a respawn) would see the place it left until its turn: its
+    // set is recomputed before it, at most half a turn's share of such clients a tick (the others on the
+    // next ticks, first come first served), so a thousand teleported at once spread over the ticks and no
+    // tick recomputes more than 1.5 times its usual share (with a whole share, every client teleported at
+    // once made the ticks after it peak at 31 ms instead of 20: bench/RESULTS.md, twentieth pass).
+    std::size_t room_for_jumps = clients_.size() / schedule_.period() / 2 + 1;
     for (auto* c : clients_) {
         c->bucket = std::min(c->bucket + c->budget_per_tick, bucket_ticks * c->budget_per_tick);
         if (c->fresh || schedule_.due(tick, c->position)) {
             c->fresh = false;
+            c->jumped = false;
             due_.push_back(c);
+            continue;
+        }
+        c->jumped = c->jumped || focus_jumped(*c);
+        if (c->jumped && room_for_jumps > 0) {
+            --room_for_jumps;
+            c->jumped = false;
+            due_.push_back(c);
+            metrics_->relevancy_jumps.add();
         }
     }
     // Each client's set depends on the grid, the rows and the marks alone, all read-only here, so the
@@ -243,6 +265,18 @@ void interest_replicator::tick(proto::tick_type tick, std::uint64_t server_time_
     for (const auto* c : due_) {
         metrics_->relevant_entities.observe(static_cast<double>(c->relevant.size()));
     }
+}
+
+bool interest_replicator::focus_jumped(const client_state& c) const noexcept {
+    if (!c.focus || c.avatar == null_entity) {
+        return false;
+    }
+    const auto index = entity_traits::to_index(c.avatar);
+    if (!rows_.alive(index) || rows_.since(index) != tick_) {
+        return false; // gone (its set keeps what is always relevant), or still where it was
+    }
+    const auto at = position_of(index);
+    return at && interest::distance_squared(at->x, at->y, c.focus->x, c.focus->y) > jump_squared_;
 }
 
 void interest_replicator::update_relevancy(client_state& c, relevancy_scratch& scratch) const {
@@ -263,6 +297,7 @@ void interest_replicator::update_relevancy(client_state& c, relevancy_scratch& s
     always_for.insert(always_for.end(), always_.begin(), always_.end());
 
     const auto center = c.avatar != null_entity ? position_of(avatar_index) : std::nullopt;
+    c.focus = center;
     const float cx = center ? center->x : 0.0F;
     const float cy = center ? center->y : 0.0F;
     const float radius = center ? options_.radius : 0.0F; // no avatar: only what is always relevant

@@ -164,7 +164,8 @@ parsed_options parse_options(int argc, const char* const* argv) {
         ->check(CLI::Range(std::uint32_t{1}, std::uint32_t{1'000'000}))
         ->capture_default_str();
     app.add_option("--relevancy-period", options.relevancy_period,
-                   "ticks between two recomputations of a client's relevant set")
+                   "ticks between two recomputations of a client's relevant set (sooner for a client whose "
+                   "avatar jumped, a teleport)")
         ->check(CLI::Range(std::uint32_t{1}, std::uint32_t{30}))
         ->capture_default_str();
     std::int64_t lag_compensation_ms = options.lag_compensation.count();

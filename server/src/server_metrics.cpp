@@ -88,6 +88,10 @@ server_metrics::server_metrics()
     , relevant_entities{registry.add_histogram(
           "ecsnet_relevant_entities", "Entities relevant to a client, at each recomputation of its set.",
           histogram::exponential_bounds(4, 2.0, 14))}
+    , relevancy_jumps{registry.add_counter(
+          "ecsnet_relevancy_jumps_total",
+          "Relevant sets recomputed before their turn because the client's avatar jumped (a teleport, a "
+          "respawn) farther than half the margin between the enter and the leave radius.")}
     , snapshot_budget_use{registry.add_histogram(
           "ecsnet_snapshot_budget_use",
           "Bytes a client's snapshot took on the wire, as a fraction of its budget per tick.",

@@ -231,7 +231,8 @@ TEST(ViewDifferential, MirrorsEqualTheReferenceUnderLossBudgetsAndRelevancyChang
     clients.push_back(std::make_unique<client_sim>(encoder, 300.0, -1, 0.0));
     clients.back()->max_delay = 60.0;
     clients.back()->in_order = true;
-    // Sets recomputed every 4 ticks, as the server's: unlimited and lossy, and a tight budget.
+    // Sets recomputed every 4 ticks (the server: 8; more changes a run here): unlimited and lossy, and a
+    // tight budget.
     const std::size_t first_added_client = clients.size();
     std::mt19937_64 added_random{43};
     clients.push_back(std::make_unique<client_sim>(encoder, 350.0, -1, 0.1));

@@ -6,7 +6,9 @@
 // Per tick: the entity rows of the new tick (proto::row_history), the shared encoder's tables and cache
 // (proto::view_encoder), the spatial grid moved to the rows' positions (only entities that changed cell
 // touch its lists), the `relevance` marks the game set (always relevant, owner-only, hidden, priority).
-// Per client, every `relevancy_period` ticks (staggered over the clients so each tick does the same share):
+// Per client, every `relevancy_period` ticks (staggered over the clients so each tick does the same share;
+// one whose avatar jumped farther than half the hysteresis margin before its turn, at most half a turn's
+// share of such clients a tick):
 // its relevant set around its avatar, with hysteresis (an entity enters within the radius and leaves beyond
 // 1.1 times it), at most `max_entering` entering per update, its own avatar and what it owns or what is
 // always relevant whatever the distance, and the world's may_see veto; each entity's priority weight from
@@ -62,8 +64,8 @@ struct interest_options {
     /// Kilobits per second each client may receive (its ClientHello may ask for less).
     std::uint32_t budget_kbps{128};
     std::uint32_t tick_rate{30};
-    /// Ticks between two recomputations of a client's relevant set.
-    std::uint32_t relevancy_period{4};
+    /// Ticks between two recomputations of a client's relevant set (and sooner after a jump of its avatar).
+    std::uint32_t relevancy_period{8};
     /// Entities entering a client's set per recomputation, at most.
     std::size_t max_entering{128};
     /// Bytes a snapshot costs on the wire besides its frame (the transport's headers).
@@ -127,6 +129,10 @@ private:
         std::vector<proto::net_entity> merged;
     };
     void update_relevancy(client_state& c, relevancy_scratch& scratch) const;
+    // Whether the client's avatar moved this tick farther than half the hysteresis margin from where its set
+    // was last recomputed: as far as the set may be wrong by before its turn (an avatar at the arena's pace
+    // never gets there within a period; a teleport does at once).
+    [[nodiscard]] bool focus_jumped(const client_state& c) const noexcept;
     // One encoder, the envelope it writes into, the clients pinned to it and those prepare() gave it.
     struct encoder_slot {
         encoder_slot(const proto::row_history& rows, proto::view_encoder_options options,
@@ -164,6 +170,7 @@ private:
     interest::spatial_grid grid_;
     interest::staggered_schedule schedule_;
     interest::distance_weight weight_;
+    float jump_squared_; // focus_jumped(): half the margin between the leave and the enter radius, squared
 
     // Where positions are in a row: the component and its x and y fields, and their fixed-point scales.
     std::size_t component_{};

@@ -86,10 +86,12 @@ struct server_options {
     // this many metres of its avatar (0: every client receives the whole world), under this budget.
     float relevancy_radius{160.0F};
     std::uint32_t client_budget_kbps{128};
-    // Ticks between recomputations of a client's relevant set. At 30 Hz a set is at most 133 ms old: an
-    // entity at the arena's top speed moves about a metre in that time, against the 16 m between the enter
-    // and the leave radius; every client's set costs a quarter of a recomputation per tick, not half.
-    std::uint32_t relevancy_period{4};
+    // Ticks between recomputations of a client's relevant set. At 30 Hz a set is at most 267 ms old: an
+    // entity at the arena's top speed moves about 2 m in that time, against the 16 m between the enter and
+    // the leave radius; an avatar that jumps farther than half that margin (a teleport) is recomputed before
+    // its turn. Every client's set costs an eighth of a recomputation per tick (bench/RESULTS.md: 4 ticks
+    // cost 14% more per client in the model of the server).
+    std::uint32_t relevancy_period{8};
 
     // Lag compensation (lag_compensation.hpp): how far back a shot may be evaluated (and how much history
     // of the hit-testable entities is kept), and the least time between two shots of a client.

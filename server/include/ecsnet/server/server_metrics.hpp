@@ -42,6 +42,7 @@ struct server_metrics {
     counter& stale_acks;
     // Interest management.
     histogram& relevant_entities;
+    counter& relevancy_jumps;
     histogram& snapshot_budget_use;
     counter& deferred_entities;
     counter& view_cache_lookups;
