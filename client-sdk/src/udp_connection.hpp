@@ -49,6 +49,7 @@ public:
     void on_connected(const transport::net_address& server) override;
     void on_message(transport::channel ch, std::span<const std::byte> message) override;
     void on_disconnected(transport::client_error error, const transport::disconnect_info& info) override;
+    void on_delivered() override;
 
 private:
     void start(const transport::connect_token& token);

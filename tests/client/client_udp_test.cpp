@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <chrono>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -145,6 +146,22 @@ TEST(ClientUdp, ADevelopmentTokenConnectsAndEverySnapshotIsExact) {
     // Ticks skipped by nothing: a loopback loses no datagram.
     const auto span = applied.back().tick - applied.front().tick + 1;
     EXPECT_GE(applied.size() * 10, span * 9);
+}
+
+// What a snapshot's handlers send (its ack) leaves in one packet at the delivery's end, and is counted then:
+// with the client not polled, nothing more leaves it, and every byte the server received is in its
+// statistics (a report after each send missed that last packet).
+TEST(ClientUdp, WhatADeliverySendsIsCountedWhenItEnds) {
+    udp_fake_server fake;
+    ecsnet::client::client net{arena::replicated_schema(), quick("udp")};
+    std::vector<applied_record> applied;
+    record_applied(net, applied);
+    ASSERT_TRUE(net.connect("127.0.0.1", fake.port()));
+    ASSERT_TRUE(poll_until(net, [&] { return applied.size() >= 10; }));
+    std::this_thread::sleep_for(100ms); // the server reads the last ack; the client, not polled, is still
+    const auto stats = net.stats();
+    EXPECT_GT(stats.bytes_sent, 0U);
+    EXPECT_EQ(stats.bytes_sent, fake.counters().bytes_received.load());
 }
 
 TEST(ClientUdp, EachMessageTakesItsChannel) {

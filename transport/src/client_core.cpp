@@ -340,6 +340,9 @@ void client_core::on_session_packet(const datagram_header& header, std::span<con
         if (flush_pending_ && link_.get() == current) {
             write_link_packets(now);
         }
+        if (link_.get() == current) {
+            handler_.on_delivered();
+        }
         return;
     }
     case packet_type::disconnect: {

@@ -69,6 +69,9 @@ public:
     void disconnect(std::uint8_t code, std::string_view message, clock::time_point now);
 
     [[nodiscard]] client_state state() const noexcept { return state_; }
+    /// Whether a received datagram's messages are being handed over: what is sent meanwhile leaves in one
+    /// packet at its end (then client_handler::on_delivered()).
+    [[nodiscard]] bool delivering() const noexcept { return receiving_; }
     [[nodiscard]] client_error error() const noexcept { return error_; }
     /// The server's disconnect (code, message) when error() is disconnected_by_server.
     [[nodiscard]] const disconnect_info& server_disconnect() const noexcept { return server_disconnect_; }

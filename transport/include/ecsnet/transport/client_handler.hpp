@@ -26,6 +26,9 @@ public:
     }
     /// Every refused datagram (already counted in client_core::dropped()). Default: nothing.
     virtual void on_dropped(drop_reason reason) { (void)reason; }
+    /// After the messages of a received datagram were handed over and what their handlers sent has left
+    /// (in one packet): once per datagram, with the client's statistics up to date. Default: nothing.
+    virtual void on_delivered() {}
 };
 
 } // namespace ecsnet::transport

@@ -66,6 +66,8 @@ public:
     void close();
 
     [[nodiscard]] client_state state() const noexcept { return core_.state(); }
+    /// client_core::delivering().
+    [[nodiscard]] bool delivering() const noexcept { return core_.delivering(); }
     [[nodiscard]] client_error error() const noexcept { return core_.error(); }
     [[nodiscard]] const disconnect_info& server_disconnect() const noexcept {
         return core_.server_disconnect();
