@@ -89,8 +89,8 @@ struct server_options {
     // Ticks between recomputations of a client's relevant set. At 30 Hz a set is at most 267 ms old: an
     // entity at the arena's top speed moves about 2 m in that time, against the 16 m between the enter and
     // the leave radius; an avatar that jumps farther than half that margin (a teleport) is recomputed before
-    // its turn. Every client's set costs an eighth of a recomputation per tick (bench/RESULTS.md: 4 ticks
-    // cost 14% more per client in the model of the server).
+    // its turn. Every client's set costs an eighth of a recomputation per tick (bench/RESULTS.md, twentieth
+    // pass: 10% fewer instructions per client than every 4 ticks, 8% less CPU at 1,000 clients).
     std::uint32_t relevancy_period{8};
 
     // Lag compensation (lag_compensation.hpp): how far back a shot may be evaluated (and how much history
