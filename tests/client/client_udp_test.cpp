@@ -124,14 +124,27 @@ transport::connect_token token_for(const udp_fake_server& fake, const transport:
     return *transport::issue_token(params, key);
 }
 
+// Connects `net` to `fake` with a development token and polls it until it has applied `count` snapshots,
+// recorded in `applied`.
+::testing::AssertionResult connect_and_apply(ecsnet::client::client& net, const udp_fake_server& fake,
+                                             std::vector<applied_record>& applied, std::size_t count) {
+    record_applied(net, applied);
+    if (!net.connect("127.0.0.1", fake.port())) {
+        return ::testing::AssertionFailure() << "connect() refused";
+    }
+    if (!poll_until(net, [&] { return applied.size() >= count; })) {
+        return ::testing::AssertionFailure()
+               << applied.size() << " of " << count << " snapshots applied; "
+               << ecsnet::client::to_string(net.state()) << ": " << net.disconnect_message();
+    }
+    return ::testing::AssertionSuccess();
+}
+
 TEST(ClientUdp, ADevelopmentTokenConnectsAndEverySnapshotIsExact) {
     udp_fake_server fake;
     ecsnet::client::client net{arena::replicated_schema(), quick("udp")};
     std::vector<applied_record> applied;
-    record_applied(net, applied);
-    ASSERT_TRUE(net.connect("127.0.0.1", fake.port()));
-    ASSERT_TRUE(poll_until(net, [&] { return applied.size() >= 30; }))
-        << ecsnet::client::to_string(net.state()) << ": " << net.disconnect_message();
+    ASSERT_TRUE(connect_and_apply(net, fake, applied, 30));
     EXPECT_EQ(net.state(), client_state::connected);
     EXPECT_NE(net.own_entity(), null_entity);
     EXPECT_EQ(net.registry().storage<arena::Transform>().size(), 20U);
@@ -155,9 +168,7 @@ TEST(ClientUdp, WhatADeliverySendsIsCountedWhenItEnds) {
     udp_fake_server fake;
     ecsnet::client::client net{arena::replicated_schema(), quick("udp")};
     std::vector<applied_record> applied;
-    record_applied(net, applied);
-    ASSERT_TRUE(net.connect("127.0.0.1", fake.port()));
-    ASSERT_TRUE(poll_until(net, [&] { return applied.size() >= 10; }));
+    ASSERT_TRUE(connect_and_apply(net, fake, applied, 10));
     std::this_thread::sleep_for(100ms); // the server reads the last ack; the client, not polled, is still
     const auto stats = net.stats();
     EXPECT_GT(stats.bytes_sent, 0U);
@@ -214,11 +225,7 @@ TEST(ClientUdp, UnderLossSnapshotsStayExactAndEveryInputArrivesOnce) {
     options.simulator.seed = 3;
     ecsnet::client::client net{arena::replicated_schema(), options};
     std::vector<applied_record> applied;
-    record_applied(net, applied);
-    ASSERT_TRUE(net.connect("127.0.0.1", fake.port()));
-    ASSERT_TRUE(poll_until(
-        net, [&] { return !applied.empty(); }, 5000ms))
-        << net.disconnect_message();
+    ASSERT_TRUE(connect_and_apply(net, fake, applied, 1));
     constexpr std::uint32_t inputs = 40;
     for (std::uint32_t i = 0; i < inputs; ++i) {
         EXPECT_TRUE(net.send_input(move_payload(0.0F, 1.0F)));
