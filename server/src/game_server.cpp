@@ -579,7 +579,10 @@ void game_server::tick() {
     replicator_->prepare(to_prepare_);
     part_ended(metrics_.tick_prepare_ns);
     const auto predicted = predicted_entities();
-    connections_.for_each([this, &predicted](client_link& c) {
+    // Each link's transport state is cold here (a thousand were sent to since): asked for two links ahead.
+    constexpr std::size_t send_lookahead = 2;
+    const auto ask_ahead = [](const client_link& c) { c.prefetch_send(); };
+    connections_.for_each_ahead(send_lookahead, ask_ahead, [this, &predicted](client_link& c) {
         auto& s = c.state();
         if (s.state != session::phase::playing) {
             return;

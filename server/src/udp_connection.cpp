@@ -92,6 +92,10 @@ void udp_connection::want_snapshot() {
     }
 }
 
+void udp_connection::prefetch_send() const noexcept {
+    listener_.server().prefetch_send(id_);
+}
+
 void udp_connection::received(transport::channel, std::span<const std::byte> bytes) {
     if (closing_ || closed_) {
         return;

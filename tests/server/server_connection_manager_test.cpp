@@ -1,10 +1,12 @@
 // The server's list of client links: visited in the order they opened, without copying the list; a link
 // closed during a visit (by itself or by another link's handler) is not visited after, stays alive until
-// the visit ends, and leaves the count at once. Checked against a plain list on random operations.
+// the visit ends, and leaves the count at once. Checked against a plain list on random operations, with
+// and without asking for the links ahead (for_each_ahead).
 
 #include <algorithm>
 #include <memory>
 #include <random>
+#include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -69,6 +71,37 @@ TEST(ServerConnectionManager, ALinkClosingItselfDuringAVisitLivesUntilTheVisitEn
     EXPECT_EQ(visited, (std::vector<int>{0, 2, 3}));
 }
 
+TEST(ServerConnectionManager, AVisitAheadAsksForEachLinkBeforeItsTurnAndVisitsAsAPlainOne) {
+    connection_manager links;
+    auto destroyed = std::make_shared<int>(0);
+    std::vector<std::shared_ptr<fake_link>> held;
+    for (int i = 0; i < 10; ++i) {
+        held.push_back(std::make_shared<fake_link>(i, destroyed));
+        links.add(held.back());
+    }
+    std::vector<std::string> log;
+    links.for_each_ahead(
+        2,
+        [&](const client_link& c) {
+            log.push_back("ask " + std::to_string(static_cast<const fake_link&>(c).id));
+        },
+        [&](client_link& c) {
+            const int id = static_cast<fake_link&>(c).id;
+            log.push_back("visit " + std::to_string(id));
+            if (id == 3) {
+                links.remove(*held[6]); // asked for never (closed before its asking), visited never
+            }
+            if (id == 4) {
+                links.add(std::make_shared<fake_link>(10, destroyed)); // opened during the visit: not in it
+            }
+        });
+    const std::vector<std::string> want{"ask 2", "visit 0", "ask 3",   "visit 1", "ask 4",   "visit 2",
+                                        "ask 5", "visit 3", "visit 4", "ask 7",   "visit 5", "ask 8",
+                                        "ask 9", "visit 7", "visit 8", "visit 9"};
+    EXPECT_EQ(log, want);
+    EXPECT_EQ(links.size(), 10U);
+}
+
 TEST(ServerConnectionManager, MatchesAPlainListOnRandomOperations) {
     for (std::uint32_t seed = 1; seed <= 20; ++seed) {
         std::mt19937 rng{seed};
@@ -94,7 +127,14 @@ TEST(ServerConnectionManager, MatchesAPlainListOnRandomOperations) {
                 const auto open_at_start = held;
                 std::vector<bool> closed_now(open_at_start.size(), false);
                 std::mt19937 decide{seed * 1000U + static_cast<std::uint32_t>(step)};
-                links.for_each([&](client_link& c) {
+                // Asking ahead (or not: distance 0) changes nothing of the visit.
+                const auto distance = static_cast<std::size_t>(step % 4);
+                const auto ask = [&](const client_link& c) {
+                    const auto found =
+                        std::find_if(held.begin(), held.end(), [&](const auto& l) { return l.get() == &c; });
+                    EXPECT_NE(found, held.end()) << "asked for a link not open";
+                };
+                links.for_each_ahead(distance, ask, [&](client_link& c) {
                     auto& link = static_cast<fake_link&>(c);
                     visited.push_back(link.id);
                     if (decide() % 4 == 0) {

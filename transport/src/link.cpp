@@ -782,6 +782,19 @@ void link::prefetch_receive() const noexcept {
     // record of the newest packet sent, say): that read would wait for the very line this is to spare.
     detail::prefetch_members(config_, limits_);
     detail::prefetch_members(next_sequence_, rtt_);
+    // And what next_send_time() reads as the server schedules the connection's next visit after it: the
+    // channels' states.
+    detail::prefetch_members(reliable_out_, redundant_out_);
+}
+
+void link::prefetch_send() const noexcept {
+    // The limits, then everything from the sequences to the body being written: the acks a body carries,
+    // the pacing, the channels' queues and the counts; and the record the next packet sent takes. That one
+    // lies where next_sequence_ says, so this waits for that line (called a few connections ahead, while
+    // the one before is sent, the wait overlaps with that work).
+    detail::prefetch_members(config_, limits_);
+    detail::prefetch_members(next_sequence_, body_);
+    sent_.prefetch(next_sequence_);
 }
 
 } // namespace ecsnet::transport

@@ -75,6 +75,14 @@ void server_connection::prefetch_receive() const noexcept {
     link_.prefetch_receive();
 }
 
+void server_connection::prefetch_send() const noexcept {
+    detail::prefetch_members(receiving, next_sequence_);
+    detail::prefetch_members(bytes_sent_, bytes_sent_);
+    detail::prefetch_bytes(&send_key_, sizeof send_key_);
+    detail::prefetch_bytes(&remote_, sizeof remote_);
+    link_.prefetch_send();
+}
+
 clock::time_point server_connection::next_visit(clock::time_point now,
                                                 clock::duration keep_alive_interval) const {
     // timed_out() and stalled() hold once strictly past their limit: one tick of the clock after it.

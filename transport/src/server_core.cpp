@@ -152,6 +152,12 @@ void server_core::prefetch(const net_address& from) const noexcept {
     }
 }
 
+void server_core::prefetch_send(connection_id id) const noexcept {
+    if (const auto* connection = connections_.find(id)) {
+        connection->prefetch_send();
+    }
+}
+
 void server_core::on_request(std::span<const std::uint8_t> datagram, const net_address& from,
                              clock::time_point now) {
     const auto checked_request = handshake_.check_request(datagram, from, now, unix_now());

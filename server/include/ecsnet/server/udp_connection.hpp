@@ -38,6 +38,7 @@ public:
     [[nodiscard]] std::string_view transport() const noexcept override { return "udp"; }
     void send(const v1::Envelope& message) override;
     void want_snapshot() override;
+    void prefetch_send() const noexcept override;
     void disconnect(v1::DisconnectReason reason, std::string message) override;
     void abort() override;
     void handshake_done() override;

@@ -78,6 +78,8 @@ public:
 
     /// Asks for the state receive() reads without waiting for it (see server_connection::prefetch_receive).
     void prefetch_receive() const noexcept;
+    /// Likewise for what send() and write_packets() read and write (see server_connection::prefetch_send).
+    void prefetch_send() const noexcept;
 
     /// Whether write_packets(now) would write anything.
     [[nodiscard]] bool wants_to_send(clock::time_point now) const;

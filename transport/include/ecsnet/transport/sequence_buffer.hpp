@@ -72,6 +72,14 @@ public:
         return &entries_[index(seq)];
     }
 
+    /// Asks for the lines of the slot `seq` takes (its tag and its entry) without waiting for them.
+    void prefetch(sequence_t seq) const noexcept {
+        const auto* entry = reinterpret_cast<const char*>(&entries_[index(seq)]);
+        __builtin_prefetch(&tags_[index(seq)]);
+        __builtin_prefetch(entry);
+        __builtin_prefetch(entry + sizeof(T) - 1);
+    }
+
     void remove(sequence_t seq) noexcept {
         if (contains(seq)) {
             tags_[index(seq)] = free_tag;

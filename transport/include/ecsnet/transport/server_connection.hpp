@@ -47,6 +47,9 @@ public:
     /// receive state) without waiting for it: a server handling a batch of datagrams asks for the next
     /// one's connection while it handles one, since a thousand clients' connections are cold in cache.
     void prefetch_receive() const noexcept;
+    /// Likewise for what seal() and the link's send() and write_packets() read: a server sending a tick's
+    /// snapshots asks for a connection's a few clients ahead.
+    void prefetch_send() const noexcept;
 
     /// Nothing authenticated received for the timeout.
     [[nodiscard]] bool timed_out(clock::time_point now) const noexcept {

@@ -62,6 +62,9 @@ public:
     /// of datagrams calls it for the next one while the current one is received (a thousand clients'
     /// connections are cold in cache). Only a hint: receive() does not depend on it.
     void prefetch(const net_address& from) const noexcept;
+    /// Likewise for what send() and flush() to a connection will read: a caller sending to many
+    /// connections in turn calls it a few connections ahead. Only a hint.
+    void prefetch_send(connection_id id) const noexcept;
     /// Timers: timeouts, stalled links, keep-alives, the links' resends and acks, challenge key rotation.
     /// Call every few milliseconds.
     void update(clock::time_point now);

@@ -87,6 +87,8 @@ public:
     send_status send(connection_id id, channel ch, std::span<const std::byte> message);
     void flush(connection_id id);
     void flush_all();
+    /// Asks for what send() and flush() to `id` will read (server_core::prefetch_send). Only a hint.
+    void prefetch_send(connection_id id) const noexcept { core_->prefetch_send(id); }
     bool disconnect(connection_id id, std::uint8_t code, std::string_view message,
                     std::uint16_t retry_after_s = 0);
     void disconnect_all(std::uint8_t code, std::string_view message, std::uint16_t retry_after_s = 0);
