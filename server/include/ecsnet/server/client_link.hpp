@@ -62,6 +62,14 @@ public:
     [[nodiscard]] const session& state() const noexcept { return session_; }
     /// "address:port" of the client.
     [[nodiscard]] const std::string& remote() const noexcept { return remote_; }
+    /// Who this is, for the logs: "client 3 'name' (address:port)", or "connection from address:port" before
+    /// its hello.
+    [[nodiscard]] std::string describe() const {
+        if (session_.id == 0) {
+            return "connection from " + remote_;
+        }
+        return "client " + std::to_string(session_.id) + " '" + session_.name + "' (" + remote_ + ")";
+    }
     /// "tcp" or "udp".
     [[nodiscard]] virtual std::string_view transport() const noexcept = 0;
 
