@@ -15,6 +15,15 @@ namespace ecsnet::server {
 
 using clock = std::chrono::steady_clock;
 
+namespace {
+
+// The tick visits every link three times (inputs, the snapshots to prepare, the sends), each finding its
+// state cold (a thousand links were visited since): each visit asks for a link's state this many links
+// ahead of it (connection_manager::for_each_ahead).
+constexpr std::size_t link_lookahead = 2;
+
+} // namespace
+
 void game_server::schedule_tick(clock::time_point at) {
     tick_timer_.expires_at(at);
     tick_timer_.async_wait([this](const asio::error_code& ec) {
@@ -45,7 +54,8 @@ void game_server::tick() {
     if (lag_compensation_) {
         lag_compensation_->set_now(static_cast<std::int64_t>(server_time_us(started)));
     }
-    connections_.for_each([this, started, this_tick](client_link& c) {
+    const auto ask_inputs = [](const client_link& c) { c.state().inputs.prefetch(); };
+    connections_.for_each_ahead(link_lookahead, ask_inputs, [this, started, this_tick](client_link& c) {
         auto& s = c.state();
         if (s.state != session::phase::playing) {
             return;
@@ -100,7 +110,8 @@ void game_server::tick() {
     // next_snapshot() would serve now (a datagram link sends at once; a TCP link writes its snapshot when
     // its socket is idle, maybe later in the tick or not at all, so it is left to write it when it can).
     to_prepare_.clear();
-    connections_.for_each([this](client_link& c) {
+    const auto ask_nothing_more = [](const client_link&) {}; // the session is all it reads
+    connections_.for_each_ahead(link_lookahead, ask_nothing_more, [this](client_link& c) {
         auto& s = c.state();
         if (s.state == session::phase::playing && s.replication && c.transport() == "udp" &&
             gate(s) == snapshot_gate::open) {
@@ -110,10 +121,8 @@ void game_server::tick() {
     replicator_->prepare(to_prepare_);
     part_ended(metrics_.tick_prepare_ns);
     const auto predicted = predicted_entities();
-    // Each link's transport state is cold here (a thousand were sent to since): asked for two links ahead.
-    constexpr std::size_t send_lookahead = 2;
-    const auto ask_ahead = [](const client_link& c) { c.prefetch_send(); };
-    connections_.for_each_ahead(send_lookahead, ask_ahead, [this, &predicted](client_link& c) {
+    const auto ask_transport = [](const client_link& c) { c.prefetch_send(); };
+    connections_.for_each_ahead(link_lookahead, ask_transport, [this, &predicted](client_link& c) {
         auto& s = c.state();
         if (s.state != session::phase::playing) {
             return;
