@@ -782,9 +782,6 @@ void link::prefetch_receive() const noexcept {
     // record of the newest packet sent, say): that read would wait for the very line this is to spare.
     detail::prefetch_members(config_, limits_);
     detail::prefetch_members(next_sequence_, rtt_);
-    // And what next_send_time() reads as the server schedules the connection's next visit after it: the
-    // channels' states.
-    detail::prefetch_members(reliable_out_, redundant_out_);
 }
 
 void link::prefetch_send() const noexcept {
