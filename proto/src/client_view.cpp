@@ -7,6 +7,8 @@
 #include <cstring>
 #include <limits>
 
+#include <ecsnet/ecs/prefetch.hpp>
+
 #include "ecsnet/proto/bit_lists.hpp"
 #include "ecsnet/proto/checksum.hpp"
 #include "ecsnet/proto/envelope.hpp"
@@ -84,19 +86,9 @@ bool same_entity(const view_entry& e, const net_entity& id) noexcept {
     return entry_id == wanted;
 }
 
-// Asks for the cache lines of [data, data + bytes) without waiting for them; Locality as
-// __builtin_prefetch's (0: non-temporal, for what is read once).
-template<int Locality = 3>
-void prefetch(const void* data, std::size_t bytes) noexcept {
-    const auto* at = static_cast<const char*>(data);
-    for (std::size_t offset = 0; offset < bytes; offset += 64) {
-        __builtin_prefetch(at + offset, 0, Locality);
-    }
-}
-
 // The first lines of a view's entries, read once a tick: non-temporal (see prefetch_ahead).
 void prefetch_view(std::span<const view_entry> entries) noexcept {
-    prefetch<0>(entries.data(), std::min<std::size_t>(entries.size_bytes(), 512));
+    prefetch_bytes<0>(entries.data(), std::min<std::size_t>(entries.size_bytes(), 512));
 }
 
 enum class kind : std::uint8_t { update, refresh, enter };
@@ -275,7 +267,7 @@ view_write_report client_view::write(std::span<const net_entity> relevant, std::
     // read only for the few candidates, at random, are fetched ahead while the merge runs, instead of a
     // miss per candidate; so are the first lines of the views the merge walks, before the hardware
     // prefetcher picks their streams up.
-    prefetch(weights.data(), weights.size_bytes());
+    prefetch_bytes(weights.data(), weights.size_bytes());
     prefetch_view(base_entries);
     prefetch_view(newest_entries);
     if (base != nullptr) {

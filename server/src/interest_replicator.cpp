@@ -4,6 +4,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include <ecsnet/ecs/prefetch.hpp>
 #include <ecsnet/proto/envelope.hpp>
 #include <ecsnet/proto/framing.hpp>
 
@@ -483,12 +484,7 @@ void interest_replicator::prepare(std::span<client_replication* const> clients) 
         // with a chain of misses through it: the state, its views' records, their entries. Asked for a
         // step ahead each, while the clients before are written.
         const auto& batch = slot.batch;
-        const auto prefetch_state = [](const client_state& c) {
-            const auto* bytes = reinterpret_cast<const char*>(&c);
-            for (std::size_t offset = 0; offset < sizeof c; offset += 64) {
-                __builtin_prefetch(bytes + offset);
-            }
-        };
+        const auto prefetch_state = [](const client_state& c) { prefetch_bytes(&c, sizeof c); };
         for (std::size_t i = 0; i < batch.size(); ++i) {
             if (i + 3 < batch.size()) {
                 prefetch_state(*batch[i + 3]);

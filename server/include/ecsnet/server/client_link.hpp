@@ -15,6 +15,7 @@
 #include <string>
 #include <string_view>
 
+#include <ecsnet/ecs/prefetch.hpp>
 #include <ecsnet/proto/envelope.hpp>
 
 #include "replicator.hpp"
@@ -83,13 +84,7 @@ public:
     /// Asks for this object's lines, the session's and those of the first members of the derived link
     /// (where a link keeps what prefetch_send() reads), without waiting for them: the step before
     /// prefetch_send(), whose virtual call reads the object.
-    void prefetch_object() const noexcept {
-        constexpr std::size_t line = 64;
-        const auto* bytes = reinterpret_cast<const char*>(this);
-        for (std::size_t at = 0; at < sizeof(client_link) + line; at += line) {
-            __builtin_prefetch(bytes + at);
-        }
-    }
+    void prefetch_object() const noexcept { prefetch_bytes(this, sizeof(client_link) + 64); }
     /// Tells the client why, then ends the link. Idempotent.
     virtual void disconnect(v1::DisconnectReason reason, std::string message) = 0;
     /// Ends the link without telling the client (it already said it left).
