@@ -108,6 +108,17 @@ ECSNET_SCALAR_LOOP std::uint64_t row_layout::checksum_term(std::uint32_t index, 
     return entity_weight(index) * sum;
 }
 
+std::uint64_t row_layout::reference_term(std::uint64_t base_term, std::uint32_t index,
+                                         const std::uint32_t* base,
+                                         const std::uint32_t* reference) const noexcept {
+    std::uint64_t moved = 0;
+    for (const auto& field : linear_) {
+        moved +=
+            (std::uint64_t{reference[field.at]} - std::uint64_t{base[field.at]}) * field_weights_[field.at];
+    }
+    return base_term + entity_weight(index) * moved;
+}
+
 void row_layout::gather(const replicated_state& state, std::span<const std::uint32_t> entities,
                         std::vector<std::uint32_t>& rows, std::vector<std::uint32_t>& scratch) const {
     rows.assign(entities.size() * width_, 0);

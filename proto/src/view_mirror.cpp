@@ -166,7 +166,8 @@ void view_mirror::release(frame& f) {
         pool_.release(e.before);
         pool_.release(e.shown);
     }
-    f.entries.clear();
+    // The entries stay, stale: a released frame is only the next apply's buffer, which writes every entry
+    // it keeps (clearing them made that apply construct a whole view's entries again).
 }
 
 bool view_mirror::verify() const {
@@ -364,10 +365,18 @@ result<applied_snapshot> view_mirror::apply(const v1::ViewSnapshot& s) {
     next.tick = tick;
     const std::size_t capacity = base_size - left_.size() + entered_.size();
     pool_.reserve(2 * capacity);
-    next.entries.resize(capacity);
+    if (next.entries.size() < capacity) {
+        next.entries.resize(capacity);
+    }
     std::size_t count = 0;
     const auto new_row = [&](const entry& e, const std::uint32_t* row) {
         return pool_.allocate(row, layout_.checksum_term(e.index, e.generation, row));
+    };
+    // A row reference_of(e) made from e's last value: its term follows from that value's (most entities a
+    // view holds move, and each is extrapolated every snapshot).
+    const auto new_reference_row = [&](const entry& e, const std::uint32_t* reference) {
+        return pool_.allocate(
+            reference, layout_.reference_term(pool_.term(e.values), e.index, pool_.row(e.values), reference));
     };
     // The new view's checksum, from the base's: only the entries whose shown row changes move it (a sum
     // modulo 2^64 of per-entity terms), so the others' terms are never read.
@@ -420,7 +429,7 @@ result<applied_snapshot> view_mirror::apply(const v1::ViewSnapshot& s) {
             pool_.retain(held.values);
             pool_.retain(held.before);
             const auto* reference = reference_of(e);
-            held.shown = reference == pool_.row(e.values) ? row_pool::none : new_row(e, reference);
+            held.shown = reference == pool_.row(e.values) ? row_pool::none : new_reference_row(e, reference);
             reshown(e, held);
             next.entries[count++] = held;
             break;
@@ -457,7 +466,7 @@ result<applied_snapshot> view_mirror::apply(const v1::ViewSnapshot& s) {
             } else {
                 // It moved as predicted: its reference is its new last value.
                 entry moved{e.index, e.generation, tick, e.tick};
-                moved.values = new_row(moved, reference);
+                moved.values = new_reference_row(e, reference);
                 moved.before = e.values;
                 pool_.retain(moved.before);
                 reshown(e, moved);

@@ -126,6 +126,31 @@ TEST(EntityRow, ChecksumTermIsTheLiteralSumOverPresentComponents) {
     }
 }
 
+TEST(EntityRow, ReferenceTermIsTheLiteralTermOfTheReference) {
+    std::mt19937 rng{17};
+    const auto schema = random_layout(rng);
+    const row_layout layout{schema};
+    const checksum_weights weights{schema};
+    std::vector<std::uint32_t> reference(layout.width());
+    int moved = 0;
+    for (int trial = 0; trial < 20'000; ++trial) {
+        const auto base = random_row(layout, rng);
+        const auto previous = random_row(layout, rng);
+        const auto ahead = 1 + static_cast<std::uint32_t>(rng() % max_extrapolation_ticks);
+        const auto span =
+            trial % 2 == 0 ? 1U : 1 + static_cast<std::uint32_t>(rng() % max_extrapolation_ticks);
+        const auto index = static_cast<std::uint32_t>(rng());
+        const auto generation = static_cast<std::uint32_t>(rng());
+        layout.reference(base.data(), previous.data(), ahead, span, reference.data());
+        const auto base_term = literal_term(layout, weights, index, generation, base);
+        ASSERT_EQ(layout.reference_term(base_term, index, base.data(), reference.data()),
+                  literal_term(layout, weights, index, generation, reference))
+            << "trial " << trial << ", ahead " << ahead << ", span " << span;
+        moved += reference != base ? 1 : 0;
+    }
+    EXPECT_GT(moved, 10'000); // most references moved: the differences were summed, not only skipped
+}
+
 TEST(EntityRow, DifferingComponentsAreThoseWithAFieldThatDiffers) {
     std::mt19937 rng{18};
     const auto schema = random_layout(rng);

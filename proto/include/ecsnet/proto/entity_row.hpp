@@ -92,6 +92,14 @@ public:
     [[nodiscard]] std::uint64_t checksum_term(std::uint32_t index, std::uint32_t generation,
                                               const std::uint32_t* row) const noexcept;
 
+    /// The checksum term (the flat one above) of `reference`, a row reference() made from `base`, whose term
+    /// is `base_term`: the two differ in linear fields alone, so the term moves by their differences times
+    /// their weights (modulo 2^64, as the term is summed). A client's mirror takes the term of every entity
+    /// it extrapolates, each snapshot: a multiply-add per linear field instead of one per field.
+    [[nodiscard]] std::uint64_t reference_term(std::uint64_t base_term, std::uint32_t index,
+                                               const std::uint32_t* base,
+                                               const std::uint32_t* reference) const noexcept;
+
     /// Bit c set where component c's fields differ between rows a and b (presence aside). For layouts
     /// of at most 64 components (views).
     [[nodiscard]] std::uint64_t differing_components(const std::uint32_t* a,

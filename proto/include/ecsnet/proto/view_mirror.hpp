@@ -129,7 +129,7 @@ private:
     /// Writes into the registry the components that differ from `before` (null: none).
     void write_row(entity local, const std::uint32_t* before, const std::uint32_t* after);
     std::uint64_t checksum_of(const frame& f) const;
-    /// Lets go of a view's rows.
+    /// Lets go of a view's rows (its entries are left as they were: use the frame as a buffer only).
     void release(frame& f);
 
     const schema* schema_;
