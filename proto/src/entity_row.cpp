@@ -42,14 +42,15 @@ bool row_layout::empty(const std::uint32_t* row) const noexcept {
     return std::all_of(row, row + presence_words_, [](std::uint32_t w) { return w == 0; });
 }
 
-void row_layout::reference(const std::uint32_t* base, const std::uint32_t* previous, std::uint32_t ahead,
+bool row_layout::reference(const std::uint32_t* base, const std::uint32_t* previous, std::uint32_t ahead,
                            std::uint32_t span, std::uint32_t* out) const noexcept {
     std::memcpy(out, base, width_ * sizeof(std::uint32_t));
     if (previous == nullptr || !any_linear_ || ahead == 0 || span == 0 || ahead > max_extrapolation_ticks ||
         span > max_extrapolation_ticks) {
-        return;
+        return false;
     }
     const extrapolation x{ahead, span};
+    std::uint32_t moved = 0;
     for (const auto& field : linear_) {
         if ((base[field.word] & previous[field.word] & field.presence) == 0) {
             continue;
@@ -59,9 +60,12 @@ void row_layout::reference(const std::uint32_t* base, const std::uint32_t* previ
         // A span of 1 (the entity changed on each of its last two ticks, the common case) needs no rounded
         // division: extrapolate() is then base + (base - before) * ahead modulo 2^bits, which 32-bit
         // wrapping arithmetic computes exactly (2^bits divides 2^32).
-        out[field.at] = span == 1 ? (value + (value - before) * ahead) & field.mask
-                                  : extrapolate(value, before, field.bits, x);
+        const auto extrapolated = span == 1 ? (value + (value - before) * ahead) & field.mask
+                                            : extrapolate(value, before, field.bits, x);
+        out[field.at] = extrapolated;
+        moved |= extrapolated ^ value;
     }
+    return moved != 0;
 }
 
 std::uint64_t row_layout::checksum_term(const checksum_weights& weights, std::uint32_t index,

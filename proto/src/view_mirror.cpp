@@ -320,20 +320,17 @@ result<applied_snapshot> view_mirror::apply(const v1::ViewSnapshot& s) {
             return refuse(errc::malformed_columns, "bad refreshed entity", false);
         }
     }
-    // The reference of a base entry at this tick.
-    // The reference of a base entry at this tick: its last value, unless it extrapolates from a different
-    // value before (most entities do not move: a compare, no arithmetic).
+    // The reference of a base entry at this tick: its last value, unless it extrapolates to another (an
+    // entity with no value before, most of them: no arithmetic). The row returned is the last value itself
+    // whenever the two are equal, so that a pointer compare tells.
     const auto reference_of = [&](const entry& e) -> const std::uint32_t* {
         const auto* values = pool_.row(e.values);
         if (!layout_.extrapolates(e.tick, e.previous, tick)) {
             return values;
         }
-        const auto* previous = pool_.row(e.before);
-        if (layout_.equal(values, previous)) {
-            return values;
-        }
-        layout_.reference(values, previous, tick - e.tick, e.tick - e.previous, reference_.data());
-        return reference_.data();
+        const bool moved = layout_.reference(values, pool_.row(e.before), tick - e.tick, e.tick - e.previous,
+                                             reference_.data());
+        return moved ? reference_.data() : values;
     };
     // The rows of the entries `distance` places ahead in `positions`, asked for before they are read: a
     // bot's mirror is cold when its next view comes (hundreds of mirrors in a process), and the rows are
@@ -453,7 +450,7 @@ result<applied_snapshot> view_mirror::apply(const v1::ViewSnapshot& s) {
         }
         default: {
             const auto* reference = reference_of(e);
-            if (reference == pool_.row(e.values) || layout_.equal(reference, pool_.row(e.values))) {
+            if (reference == pool_.row(e.values)) {
                 // Its reference is its last value: it keeps that value and its tick (showing it), and
                 // forgets the value before, which no reference will use.
                 auto same = e;
@@ -542,7 +539,7 @@ result<applied_snapshot> view_mirror::apply(const v1::ViewSnapshot& s) {
     return report;
 }
 
-void view_mirror::write_row(entity local, const std::uint32_t* before, const std::uint32_t* after) {
+bool view_mirror::write_row(entity local, const std::uint32_t* before, const std::uint32_t* after) {
     const bit_set has = presence_of(layout_, after);
     bit_set removed = 0;
     bit_set written = has;
@@ -562,6 +559,7 @@ void view_mirror::write_row(entity local, const std::uint32_t* before, const std
             schema_->codec(c).write(registry_, local, after + layout_.offset(c));
         }
     }
+    return (removed | written) != 0;
 }
 
 void view_mirror::update_registry(const frame* from, frame& to, bool cold, applied_snapshot& report) {
@@ -626,10 +624,7 @@ void view_mirror::update_registry(const frame* from, frame& to, bool cold, appli
             const auto before_slot = old_entries[i].shown_slot();
             const auto after_slot = to.entries[j].shown_slot();
             if (before_slot != after_slot) {
-                const auto* before = pool_.row(before_slot);
-                const auto* after = pool_.row(after_slot);
-                if (!layout_.equal(before, after)) {
-                    write_row(local, before, after);
+                if (write_row(local, pool_.row(before_slot), pool_.row(after_slot))) {
                     ++report.components_written;
                 } else {
                     // The same row in another slot: views based on different bases (acks late by k ticks

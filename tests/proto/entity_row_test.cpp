@@ -86,7 +86,7 @@ std::uint64_t literal_term(const row_layout& layout, const checksum_weights& wei
     return entity_weight(index) * sum;
 }
 
-TEST(EntityRow, ReferenceIsTheLiteralExtrapolationOfEveryLinearField) {
+TEST(EntityRow, ReferenceIsTheLiteralExtrapolationOfEveryLinearFieldAndSaysWhetherItMoved) {
     std::mt19937 rng{15};
     const auto schema = random_layout(rng);
     const row_layout layout{schema};
@@ -100,11 +100,15 @@ TEST(EntityRow, ReferenceIsTheLiteralExtrapolationOfEveryLinearField) {
         const auto ahead = static_cast<std::uint32_t>(rng() % (max_extrapolation_ticks + 2));
         const auto span =
             trial % 2 == 0 ? 1U : static_cast<std::uint32_t>(rng() % (max_extrapolation_ticks + 2));
-        layout.reference(base.data(), previous.data(), ahead, span, out.data());
+        const bool moved = layout.reference(base.data(), previous.data(), ahead, span, out.data());
         const auto expected = literal_reference(layout, base, previous, ahead, span);
         ASSERT_EQ(out, expected) << "trial " << trial << ", ahead " << ahead << ", span " << span;
+        ASSERT_EQ(moved, expected != base) << "trial " << trial << ": whether it moved";
         extrapolated += out != base ? 1 : 0;
-        layout.reference(base.data(), nullptr, ahead, span, out.data());
+        // Every field of the previous value equal to the base's: nothing moves.
+        ASSERT_FALSE(layout.reference(base.data(), base.data(), ahead, span, out.data()));
+        ASSERT_EQ(out, base) << "trial " << trial << ": a value that did not change extrapolates to itself";
+        ASSERT_FALSE(layout.reference(base.data(), nullptr, ahead, span, out.data()));
         ASSERT_EQ(out, base) << "no value before: the base value";
     }
     EXPECT_GT(extrapolated, 10'000);

@@ -70,8 +70,9 @@ public:
     /// The reference of every field of `base` (the entity's value at tick b) for a value at tick b + ahead,
     /// given its value `previous` at tick b - span (nullptr: none): extrapolated for prediction::linear
     /// fields of components present in both when 1 <= ahead, span <= max_extrapolation_ticks, else the
-    /// base value. Presence and absent components are copied from `base`.
-    void reference(const std::uint32_t* base, const std::uint32_t* previous, std::uint32_t ahead,
+    /// base value. Presence and absent components are copied from `base`. Returns whether `out` differs from
+    /// `base` (some field moved), which a caller would otherwise find by comparing the rows.
+    bool reference(const std::uint32_t* base, const std::uint32_t* previous, std::uint32_t ahead,
                    std::uint32_t span, std::uint32_t* out) const noexcept;
     /// Whether reference() extrapolates anything for these ticks (`previous_tick` may be no_tick).
     [[nodiscard]] bool extrapolates(tick_type base_tick, tick_type previous_tick,

@@ -126,8 +126,9 @@ private:
     /// Writes what differs from `from` (the newest view, or null) to `to` into the registry; `cold`: `from`'s
     /// rows were not just read (prefetched then).
     void update_registry(const frame* from, frame& to, bool cold, applied_snapshot& report);
-    /// Writes into the registry the components that differ from `before` (null: none).
-    void write_row(entity local, const std::uint32_t* before, const std::uint32_t* after);
+    /// Writes into the registry the components that differ from `before` (null: none); false when none does
+    /// (the rows are equal: absent components' fields are 0 in every row).
+    bool write_row(entity local, const std::uint32_t* before, const std::uint32_t* after);
     std::uint64_t checksum_of(const frame& f) const;
     /// Lets go of a view's rows (its entries are left as they were: use the frame as a buffer only).
     void release(frame& f);
