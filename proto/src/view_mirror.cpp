@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <cstring>
+#include <span>
 #include <stdexcept>
 
 #include "ecsnet/proto/bit_lists.hpp"
@@ -568,8 +569,11 @@ void view_mirror::update_registry(const frame* from, frame& to, bool cold, appli
         local_generations_.resize(locals_.size(), 0);
         left_reason_.resize(locals_.size(), removal_reason::none);
     }
-    static const std::vector<entry> no_entries;
-    const auto& old_entries = from != nullptr ? from->entries : no_entries;
+    // Spans, not the vectors: their bounds stay in registers, where the vectors' own are reloaded after every
+    // call into the registry (nothing here resizes either).
+    const std::span<const entry> old_entries =
+        from != nullptr ? std::span<const entry>{from->entries} : std::span<const entry>{};
+    const std::span<entry> new_entries{to.entries};
     std::vector<std::pair<entity, net_entity>> created;
     std::size_t i = 0;
     std::size_t j = 0;
@@ -596,33 +600,34 @@ void view_mirror::update_registry(const frame* from, frame& to, bool cold, appli
         created.emplace_back(local, net_entity{e.index, e.generation});
         ++report.entities_created;
     };
-    while (i < old_entries.size() || j < to.entries.size()) {
+    while (i < old_entries.size() || j < new_entries.size()) {
         // As in apply: the rows of an entity a few places ahead, when the merge will compare them.
-        if (cold && i + prefetch_distance < old_entries.size() && j + prefetch_distance < to.entries.size()) {
+        if (cold && i + prefetch_distance < old_entries.size() &&
+            j + prefetch_distance < new_entries.size()) {
             const auto before_slot = old_entries[i + prefetch_distance].shown_slot();
-            const auto after_slot = to.entries[j + prefetch_distance].shown_slot();
+            const auto after_slot = new_entries[j + prefetch_distance].shown_slot();
             if (before_slot != after_slot) {
                 __builtin_prefetch(pool_.row(before_slot));
                 __builtin_prefetch(pool_.row(after_slot));
             }
         }
         const auto old_index = i < old_entries.size() ? old_entries[i].index : 0xFFFFFFFFU;
-        const auto new_index = j < to.entries.size() ? to.entries[j].index : 0xFFFFFFFFU;
+        const auto new_index = j < new_entries.size() ? new_entries[j].index : 0xFFFFFFFFU;
         if (old_index < new_index) {
             destroy(old_entries[i++]);
         } else if (new_index < old_index) {
-            create(to.entries[j], pool_.row(to.entries[j].shown_slot()));
+            create(new_entries[j], pool_.row(new_entries[j].shown_slot()));
             ++j;
-        } else if (old_entries[i].generation != to.entries[j].generation) {
+        } else if (old_entries[i].generation != new_entries[j].generation) {
             destroy(old_entries[i++]);
-            create(to.entries[j], pool_.row(to.entries[j].shown_slot()));
+            create(new_entries[j], pool_.row(new_entries[j].shown_slot()));
             ++j;
         } else {
             // The same slot is the same row: most entities, at the cost of one compare.
             const auto local = old_entries[i].local;
-            to.entries[j].local = local;
+            new_entries[j].local = local;
             const auto before_slot = old_entries[i].shown_slot();
-            const auto after_slot = to.entries[j].shown_slot();
+            const auto after_slot = new_entries[j].shown_slot();
             if (before_slot != after_slot) {
                 if (write_row(local, pool_.row(before_slot), pool_.row(after_slot))) {
                     ++report.components_written;
@@ -631,7 +636,7 @@ void view_mirror::update_registry(const frame* from, frame& to, bool cold, appli
                     // make k + 1 interleaved chains) hold their own copies of every entity. The new view
                     // takes the registry's slot (same row, same checksum term), so that the chains share
                     // their rows and the next merges compare nothing.
-                    auto& entry = to.entries[j];
+                    auto& entry = new_entries[j];
                     auto& slot = entry.shown != row_pool::none ? entry.shown : entry.values;
                     pool_.retain(before_slot);
                     pool_.release(slot);
