@@ -28,11 +28,13 @@ using namespace ecsnet::client::testing;
 using ecsnet::arena::Transform;
 
 struct watched_client {
-    std::unique_ptr<ecsnet::client::client> net;
     std::vector<applied_record> applied; // written on the client's strand only
     std::optional<Transform> first;      // its avatar in the mirror, when first seen
     std::optional<Transform> last;
     proto::tick_type joined_tick{};
+    // Last: destroyed first, so that no callback still writes into the members above (client.hpp,
+    // "Lifetime"): the test destroys its clients while its threads run their strands.
+    std::unique_ptr<ecsnet::client::client> net;
 };
 
 // Over both transports (EndToEnd/tcp, EndToEnd/udp).

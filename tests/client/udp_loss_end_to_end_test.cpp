@@ -38,8 +38,10 @@ constexpr float relevancy_radius =
     0.0F; // whole world: each applied tick checks against the server's own checksum
 
 struct lossy_client {
-    std::unique_ptr<ecsnet::client::client> net;
     std::vector<applied_record> applied; // on the client's strand only
+    // Last: destroyed first, so that no callback still writes into `applied` (client.hpp, "Lifetime"): the
+    // swarm destroys its clients while its threads run their strands.
+    std::unique_ptr<ecsnet::client::client> net;
 };
 
 class lossy_swarm {
