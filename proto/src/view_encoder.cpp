@@ -63,13 +63,13 @@ entity_code view_encoder::code_update(std::uint32_t index, tick_type base, tick_
         code.forgotten = true;
         return code;
     }
-    layout.reference(base_row, previous_row, tick_ - base, previous == no_tick ? 0 : base - previous,
-                     reference_.data());
+    const bool moved = layout.reference(base_row, previous_row, tick_ - base,
+                                        previous == no_tick ? 0 : base - previous, reference_.data());
     const auto start = arena_.bit_size();
     code.offset = static_cast<std::uint32_t>(start);
     code.exact = !write_entity_update(layout, chooser_.current(), base_row, reference_.data(),
                                       rows_->current(index), arena_, &chooser_);
-    code.unchanged = code.exact && layout.equal(reference_.data(), base_row);
+    code.unchanged = code.exact && !moved; // the reference is the base value itself
     code.bits = static_cast<std::uint32_t>(arena_.bit_size() - start);
     stats_.bits_coded += code.bits;
     return code;
