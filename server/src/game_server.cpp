@@ -237,13 +237,6 @@ void game_server::open() {
             std::make_unique<token_checker>(key, options_.protocol_id, public_addresses_of(options_, port_));
     }
     admin_port_ = admin_.start(options_.admin_address, options_.admin_port);
-    const char* transports = options_.transport == transport_kind::both  ? "TCP and UDP"
-                             : options_.transport == transport_kind::tcp ? "TCP"
-                                                                         : "UDP";
-    spdlog::info("listening for clients on {}:{} ({}), admin (/metrics, /healthz, /inspector) on {}:{}; tick "
-                 "rate {} Hz",
-                 options_.bind_address, port_, transports, options_.admin_address, admin_port_,
-                 options_.tick_rate);
     if (!asio::ip::make_address(options_.admin_address).is_loopback() && options_.admin_token.empty()) {
         spdlog::info("admin port on {}: /metrics and /healthz answer every host; /inspector and /api/ only "
                      "loopback (set --admin-token to open them to others)",
@@ -368,6 +361,14 @@ void game_server::run(bool handle_signals) {
     if (udp_) {
         udp_->start();
     }
+    // Said only now, once SIGTERM drains rather than kills: whoever waits for this line may signal at once.
+    const char* transports = options_.transport == transport_kind::both  ? "TCP and UDP"
+                             : options_.transport == transport_kind::tcp ? "TCP"
+                                                                         : "UDP";
+    spdlog::info("listening for clients on {}:{} ({}), admin (/metrics, /healthz, /inspector) on {}:{}; tick "
+                 "rate {} Hz",
+                 options_.bind_address, port_, transports, options_.admin_address, admin_port_,
+                 options_.tick_rate);
     ticking_ = true;
     last_tick_end_ns_ = clock::now().time_since_epoch().count();
     pacer_ = tick_pacer{static_cast<double>(options_.tick_rate), clock::now()};
