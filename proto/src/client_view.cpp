@@ -161,6 +161,7 @@ client_view::client_view(view_encoder& encoder, std::size_t max_frames)
 void client_view::reset() {
     frames_.clear();
     acked_.reset();
+    unsettled_count_ = 0;
     waiting_.clear();
 }
 
@@ -168,23 +169,38 @@ void client_view::on_ack(tick_type tick, bool full_state_requested) {
     if (full_state_requested) {
         acked_.reset();
         frames_.clear();
+        unsettled_count_ = 0;
         return;
     }
     if (acked_ && tick <= *acked_) {
         return; // baselines only move forward
     }
-    std::size_t found = 0;
-    while (found < frames_.size() && frames_[found].tick != tick) {
-        ++found;
+    if (unsettled_count_ == unsettled_acks_.size()) {
+        settle_acks();
     }
-    if (found == frames_.size()) {
-        return; // not a view we keep: the next snapshot uses the base we have
+    unsettled_acks_[unsettled_count_++] = tick;
+}
+
+void client_view::settle_acks() noexcept {
+    for (std::size_t i = 0; i < unsettled_count_; ++i) {
+        const tick_type tick = unsettled_acks_[i];
+        if (acked_ && tick <= *acked_) {
+            continue;
+        }
+        std::size_t found = 0;
+        while (found < frames_.size() && frames_[found].tick != tick) {
+            ++found;
+        }
+        if (found == frames_.size()) {
+            continue; // not a view we keep: the next snapshot uses the base we have
+        }
+        acked_ = tick;
+        // Views older than the base are never used again.
+        for (; found > 0; --found) {
+            frames_.pop_front();
+        }
     }
-    acked_ = tick;
-    // Views older than the base are never used again.
-    for (; found > 0; --found) {
-        frames_.pop_front();
-    }
+    unsettled_count_ = 0;
 }
 
 void client_view::drop_oldest() noexcept {
@@ -226,7 +242,8 @@ void client_view::prefetch_records() const noexcept {
     __builtin_prefetch(waiting_.data());
 }
 
-void client_view::prefetch_entries() const noexcept {
+void client_view::prefetch_entries() noexcept {
+    settle_acks();
     const view_frame* base = this->base();
     const view_frame* newest = this->newest();
     if (base != nullptr) {
@@ -240,6 +257,7 @@ void client_view::prefetch_entries() const noexcept {
 view_write_report client_view::write(std::span<const net_entity> relevant, std::span<const float> weights,
                                      std::int64_t budget_bits, std::int64_t time_offset_us,
                                      v1::Envelope& out) {
+    settle_acks();
     auto& encoder = *encoder_;
     auto& sc = thread_scratch();
     const auto& rows = encoder.rows();

@@ -215,6 +215,44 @@ TEST(ClientView, WhatEnteredInFlightEntersAgainWhateverTheBudget) {
     EXPECT_EQ(present, later.size());
 }
 
+// Acks are only noted until the next write, which settles them in their order: however many came, in any
+// order, with ticks never sent or long retired among them, the base is the newest view acked that is kept.
+TEST(ClientView, AcksNotedBetweenWritesSettleToTheNewestKeptViewAcked) {
+    world w{300};
+    client_view view{w.encoder};
+    v1::Envelope envelope;
+    const std::vector<net_entity> all = w.everything();
+    const std::vector<float> weights(all.size(), 1.0F);
+    std::vector<tick_type> sent;
+    for (int t = 0; t < 10; ++t) {
+        w.step();
+        view.write(all, weights, 1'000'000, 0, envelope);
+        sent.push_back(w.tick);
+    }
+    // Seven acks (more than are noted before settling): out of order, one of a tick never sent, one of a
+    // tick from the future; the newest kept one is sent[7].
+    for (const tick_type tick : {sent[3], sent[9] + 50, sent[7], sent[5], sent[2], sent[6], sent[1]}) {
+        view.on_ack(tick, false);
+    }
+    w.step();
+    auto report = view.write(all, weights, 1'000'000, 0, envelope);
+    ASSERT_TRUE(report.base);
+    EXPECT_EQ(*report.base, sent[7]);
+    EXPECT_FALSE(report.full_state);
+    // An older ack after that changes nothing; a full-state request forgets the acks noted before it.
+    view.on_ack(sent[4], false);
+    w.step();
+    report = view.write(all, weights, 1'000'000, 0, envelope);
+    ASSERT_TRUE(report.base);
+    EXPECT_EQ(*report.base, sent[7]);
+    view.on_ack(sent[9], false);
+    view.on_ack(0, true);
+    w.step();
+    report = view.write(all, weights, 1'000'000, 0, envelope);
+    EXPECT_TRUE(report.full_state);
+    EXPECT_FALSE(report.base);
+}
+
 TEST(ClientView, EveryViewIsSortedAndItsChecksumIsTheSumOfItsTerms) {
     world w{600};
     client_view view{w.encoder};

@@ -27,6 +27,7 @@
 // Cost per client and tick: O(relevant entities + base entries), plus a cached code per moving entity.
 // Not thread-safe.
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -63,6 +64,8 @@ public:
     explicit client_view(view_encoder& encoder, std::size_t max_frames = 64);
 
     /// The client's Ack: `tick` is its newest applied view; a full-state request forgets every base.
+    /// Only noted: the views it retires are looked up when the next one is prepared, their records are cold
+    /// when the ack arrives (a thousand clients' acks come between two writes of one) and warm then.
     void on_ack(tick_type tick, bool full_state_requested);
     /// Forgets every view (a new connection).
     void reset();
@@ -85,9 +88,10 @@ public:
     /// clients' views one after the other finds each one's state cold in cache. Two steps, some time apart:
     /// prefetch_records() asks for the records of the base and newest views (and the entities waiting to
     /// enter), prefetch_entries() for the first lines of their entries, which the records point to (so the
-    /// records should have arrived: ask for them a client earlier).
+    /// records should have arrived: ask for them a client earlier). prefetch_entries() first settles the
+    /// acks noted since the last write, which read those records.
     void prefetch_records() const noexcept;
-    void prefetch_entries() const noexcept;
+    void prefetch_entries() noexcept;
 
     /// Writes the ViewSnapshot of the encoder's tick into `out` (an Envelope) and keeps the new view.
     /// `relevant`: sorted by index; a member no longer alive with its generation in the encoder's rows (a set
@@ -102,6 +106,7 @@ private:
         tick_type since{};
     };
 
+    void settle_acks() noexcept;
     void drop_oldest() noexcept;
     void release_calm_surplus();
 
@@ -114,6 +119,9 @@ private:
     std::size_t most_in_flight_{0}; // the most views kept at once since the last release_calm_surplus()
     std::uint32_t writes_since_release_{0};
     std::optional<tick_type> acked_;
+    // Acks noted and not yet settled (settle_acks()): a few, in their order; one more settles them first.
+    std::array<tick_type, 4> unsettled_acks_{};
+    std::uint8_t unsettled_count_{0};
     std::vector<waiting_entry> waiting_;      // relevant entities not entered yet, and since when
     std::vector<waiting_entry> next_waiting_; // the next waiting_, while it is made
     // The rest of what write() works in (candidates, lists, the body) is the thread's, shared by every
