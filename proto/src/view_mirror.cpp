@@ -379,9 +379,20 @@ result<applied_snapshot> view_mirror::apply(const v1::ViewSnapshot& s) {
     // The new view's checksum, from the base's: only the entries whose shown row changes move it (a sum
     // modulo 2^64 of per-entity terms), so the others' terms are never read.
     std::uint64_t checksum = base != nullptr ? base->checksum : 0;
+    // Based on the newest view, what the registry will have to change should the view be taken
+    // (registry_edit): an entry about to take place `count` that shows another row than it did, or that
+    // enters. Written through a cursor into room for every entry.
+    const bool list_edits = base != nullptr && base == &frames_.back();
+    if (list_edits && edits_.size() < capacity) {
+        edits_.resize(capacity);
+    }
+    registry_edit* edit = edits_.data();
     const auto reshown = [&](const entry& before, const entry& after) {
         if (before.shown_slot() != after.shown_slot()) {
             checksum += pool_.term(after.shown_slot()) - pool_.term(before.shown_slot());
+            if (list_edits) {
+                *edit++ = {static_cast<std::uint32_t>(count), before.shown_slot()};
+            }
         }
     };
     std::size_t in_entered = 0;
@@ -393,6 +404,9 @@ result<applied_snapshot> view_mirror::apply(const v1::ViewSnapshot& s) {
             entry e{entered_[in_entered], generations_[in_entered], tick, no_tick};
             e.values = new_row(e, rows_.data() + in_entered * width);
             checksum += pool_.term(e.values);
+            if (list_edits) {
+                *edit++ = {static_cast<std::uint32_t>(count), row_pool::none};
+            }
             next.entries[count++] = e;
             ++in_entered;
         }
@@ -434,6 +448,7 @@ result<applied_snapshot> view_mirror::apply(const v1::ViewSnapshot& s) {
         }
         case refreshed: {
             entry fresh{e.index, e.generation, tick, no_tick};
+            fresh.local = e.local;
             fresh.values = new_row(fresh, rows_.data() + (entered_.size() + in_refreshed++) * width);
             reshown(e, fresh);
             next.entries[count++] = fresh;
@@ -441,6 +456,7 @@ result<applied_snapshot> view_mirror::apply(const v1::ViewSnapshot& s) {
         }
         case changed: {
             entry updated{e.index, e.generation, tick, e.tick};
+            updated.local = e.local;
             updated.values =
                 new_row(updated, rows_.data() + (entered_.size() + refreshed_.size() + in_changed++) * width);
             updated.before = e.values;
@@ -464,6 +480,7 @@ result<applied_snapshot> view_mirror::apply(const v1::ViewSnapshot& s) {
             } else {
                 // It moved as predicted: its reference is its new last value.
                 entry moved{e.index, e.generation, tick, e.tick};
+                moved.local = e.local;
                 moved.values = new_reference_row(e, reference);
                 moved.before = e.values;
                 pool_.retain(moved.before);
@@ -501,8 +518,10 @@ result<applied_snapshot> view_mirror::apply(const v1::ViewSnapshot& s) {
         }
     }
     const frame* from = frames_.empty() ? nullptr : &frames_.back();
-    // Based on the newest view, the merge compares rows apply just read; otherwise it reads cold ones.
-    update_registry(from, next, from != base, report);
+    update_registry(from, next,
+                    list_edits ? std::span<const registry_edit>{edits_.data(), edit}
+                               : std::span<const registry_edit>{},
+                    list_edits, report);
     for (std::size_t i = 0; i < left_.size(); ++i) {
         const auto index = base->entries[left_[i]].index;
         if (index < left_reason_.size()) {
@@ -563,7 +582,8 @@ bool view_mirror::write_row(entity local, const std::uint32_t* before, const std
     return (removed | written) != 0;
 }
 
-void view_mirror::update_registry(const frame* from, frame& to, bool cold, applied_snapshot& report) {
+void view_mirror::update_registry(const frame* from, frame& to, std::span<const registry_edit> edits,
+                                  bool from_base, applied_snapshot& report) {
     if (!to.entries.empty() && to.entries.back().index >= locals_.size()) {
         locals_.resize(std::size_t{to.entries.back().index} + 1, null_entity);
         local_generations_.resize(locals_.size(), 0);
@@ -575,8 +595,6 @@ void view_mirror::update_registry(const frame* from, frame& to, bool cold, appli
         from != nullptr ? std::span<const entry>{from->entries} : std::span<const entry>{};
     const std::span<entry> new_entries{to.entries};
     std::vector<std::pair<entity, net_entity>> created;
-    std::size_t i = 0;
-    std::size_t j = 0;
     const auto destroy = [&](const entry& e) {
         const auto local = e.local;
         if (local != null_entity && registry_.valid(local)) {
@@ -600,51 +618,71 @@ void view_mirror::update_registry(const frame* from, frame& to, bool cold, appli
         created.emplace_back(local, net_entity{e.index, e.generation});
         ++report.entities_created;
     };
-    while (i < old_entries.size() || j < new_entries.size()) {
-        // As in apply: the rows of an entity a few places ahead, when the merge will compare them.
-        if (cold && i + prefetch_distance < old_entries.size() &&
-            j + prefetch_distance < new_entries.size()) {
-            const auto before_slot = old_entries[i + prefetch_distance].shown_slot();
-            const auto after_slot = new_entries[j + prefetch_distance].shown_slot();
-            if (before_slot != after_slot) {
-                __builtin_prefetch(pool_.row(before_slot));
-                __builtin_prefetch(pool_.row(after_slot));
+    // An entity still in the view that shows another row than `before_slot`.
+    const auto rewrite = [&](entry& e, std::uint32_t before_slot) {
+        if (write_row(e.local, pool_.row(before_slot), pool_.row(e.shown_slot()))) {
+            ++report.components_written;
+        } else {
+            // The same row in another slot: views based on different bases (acks late by k ticks make k + 1
+            // interleaved chains) hold their own copies of every entity. The new view takes the registry's
+            // slot (same row, same checksum term), so that the chains share their rows and the next merges
+            // compare nothing.
+            auto& slot = e.shown != row_pool::none ? e.shown : e.values;
+            pool_.retain(before_slot);
+            pool_.release(slot);
+            slot = before_slot;
+        }
+    };
+    if (from_base) {
+        // The view is based on the newest: apply listed what changes (most of a view does not), and its
+        // entries carry their registry entities. Departures first: an index may leave and enter at once.
+        for (const auto p : left_) {
+            destroy(old_entries[p]);
+        }
+        for (const auto& edit : edits) {
+            auto& e = new_entries[edit.position];
+            if (edit.before_slot == row_pool::none) {
+                create(e, pool_.row(e.shown_slot()));
+            } else {
+                rewrite(e, edit.before_slot);
             }
         }
-        const auto old_index = i < old_entries.size() ? old_entries[i].index : 0xFFFFFFFFU;
-        const auto new_index = j < new_entries.size() ? new_entries[j].index : 0xFFFFFFFFU;
-        if (old_index < new_index) {
-            destroy(old_entries[i++]);
-        } else if (new_index < old_index) {
-            create(new_entries[j], pool_.row(new_entries[j].shown_slot()));
-            ++j;
-        } else if (old_entries[i].generation != new_entries[j].generation) {
-            destroy(old_entries[i++]);
-            create(new_entries[j], pool_.row(new_entries[j].shown_slot()));
-            ++j;
-        } else {
-            // The same slot is the same row: most entities, at the cost of one compare.
-            const auto local = old_entries[i].local;
-            new_entries[j].local = local;
-            const auto before_slot = old_entries[i].shown_slot();
-            const auto after_slot = new_entries[j].shown_slot();
-            if (before_slot != after_slot) {
-                if (write_row(local, pool_.row(before_slot), pool_.row(after_slot))) {
-                    ++report.components_written;
-                } else {
-                    // The same row in another slot: views based on different bases (acks late by k ticks
-                    // make k + 1 interleaved chains) hold their own copies of every entity. The new view
-                    // takes the registry's slot (same row, same checksum term), so that the chains share
-                    // their rows and the next merges compare nothing.
-                    auto& entry = new_entries[j];
-                    auto& slot = entry.shown != row_pool::none ? entry.shown : entry.values;
-                    pool_.retain(before_slot);
-                    pool_.release(slot);
-                    slot = before_slot;
+    } else {
+        // A merge of the two views by index.
+        std::size_t i = 0;
+        std::size_t j = 0;
+        while (i < old_entries.size() || j < new_entries.size()) {
+            // As in apply: the rows of an entity a few places ahead, when the merge will compare them (they
+            // are cold: that view was not the base apply just read).
+            if (i + prefetch_distance < old_entries.size() && j + prefetch_distance < new_entries.size()) {
+                const auto before_slot = old_entries[i + prefetch_distance].shown_slot();
+                const auto after_slot = new_entries[j + prefetch_distance].shown_slot();
+                if (before_slot != after_slot) {
+                    __builtin_prefetch(pool_.row(before_slot));
+                    __builtin_prefetch(pool_.row(after_slot));
                 }
             }
-            ++i;
-            ++j;
+            const auto old_index = i < old_entries.size() ? old_entries[i].index : 0xFFFFFFFFU;
+            const auto new_index = j < new_entries.size() ? new_entries[j].index : 0xFFFFFFFFU;
+            if (old_index < new_index) {
+                destroy(old_entries[i++]);
+            } else if (new_index < old_index) {
+                create(new_entries[j], pool_.row(new_entries[j].shown_slot()));
+                ++j;
+            } else if (old_entries[i].generation != new_entries[j].generation) {
+                destroy(old_entries[i++]);
+                create(new_entries[j], pool_.row(new_entries[j].shown_slot()));
+                ++j;
+            } else {
+                // The same slot is the same row: most entities, at the cost of one compare.
+                new_entries[j].local = old_entries[i].local;
+                const auto before_slot = old_entries[i].shown_slot();
+                if (before_slot != new_entries[j].shown_slot()) {
+                    rewrite(new_entries[j], before_slot);
+                }
+                ++i;
+                ++j;
+            }
         }
     }
     // Arrivals are announced once their components are in place.

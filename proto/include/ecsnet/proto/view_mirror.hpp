@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <deque>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -123,9 +124,16 @@ private:
 
     result<applied_snapshot> refuse(errc code, std::string message, bool need_full);
     const frame* find_frame(tick_type tick) const noexcept;
-    /// Writes what differs from `from` (the newest view, or null) to `to` into the registry; `cold`: `from`'s
-    /// rows were not just read (prefetched then).
-    void update_registry(const frame* from, frame& to, bool cold, applied_snapshot& report);
+    // An entry of the view being made that the registry must write (before_slot: what it showed) or create
+    // (before_slot none), at its place in the view, in index order.
+    struct registry_edit {
+        std::uint32_t position{};
+        std::uint32_t before_slot{};
+    };
+    /// Writes what differs from `from` (the newest view, or null) to `to` into the registry. `from_base`:
+    /// `to` was made from `from`, and `edits` are what differs; otherwise the two are merged.
+    void update_registry(const frame* from, frame& to, std::span<const registry_edit> edits, bool from_base,
+                         applied_snapshot& report);
     /// Writes into the registry the components that differ from `before` (null: none); false when none does
     /// (the rows are equal: absent components' fields are 0 in every row).
     bool write_row(entity local, const std::uint32_t* before, const std::uint32_t* after);
@@ -163,6 +171,7 @@ private:
     std::vector<std::uint32_t> rows_;        // entered, refreshed and changed rows read (scratch)
     std::vector<std::uint32_t> generations_; // of the entered and refreshed rows
     std::vector<std::uint32_t> reference_;
+    std::vector<registry_edit> edits_;
     v1::Envelope envelope_;
     std::string canonical_;
 };
