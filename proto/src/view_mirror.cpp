@@ -413,6 +413,31 @@ result<applied_snapshot> view_mirror::apply(const v1::ViewSnapshot& s) {
     };
     bool consistent = true;
     for (std::size_t p = 0; p < base_size && consistent; ++p) {
+        // Most of a view: entities with no value before and nothing shown but their value, which this view
+        // leaves alone (they advance, with nothing to extrapolate). They stay as they are, their rows shared,
+        // stepped over in a loop of their own without the general case's dispatch.
+        {
+            const std::uint32_t next_entering =
+                in_entered < entered_.size() ? entered_[in_entered] : 0xFFFFFFFFU;
+            const entry* still = base->entries.data();
+            entry* out = next.entries.data();
+            for (; p < base_size; ++p) {
+                if (action_[p] != advance || still[p].previous != no_tick ||
+                    still[p].shown != row_pool::none || still[p].index >= next_entering) {
+                    break;
+                }
+                if (p + prefetch_distance < base_size &&
+                    still[p + prefetch_distance].before != row_pool::none) {
+                    __builtin_prefetch(pool_.row(still[p + prefetch_distance].values));
+                    __builtin_prefetch(pool_.row(still[p + prefetch_distance].before));
+                }
+                pool_.retain(still[p].values);
+                out[count++] = still[p];
+            }
+            if (p == base_size) {
+                break;
+            }
+        }
         const auto& e = base->entries[p];
         // As for the changed entries: the rows of the entry a few places ahead, when it will read them (only
         // an entry with a value before extrapolates; the others keep their slots unread).
