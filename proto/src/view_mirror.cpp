@@ -411,6 +411,17 @@ result<applied_snapshot> view_mirror::apply(const v1::ViewSnapshot& s) {
             ++in_entered;
         }
     };
+    // As for the changed entries: the rows of the entry a few places ahead of `p`, when it will read them
+    // (only an entry with a value before extrapolates; the others keep their slots unread).
+    const auto prefetch_ahead = [&](std::size_t p) {
+        if (p + prefetch_distance < base_size) {
+            const auto& ahead = base->entries[p + prefetch_distance];
+            if (ahead.before != row_pool::none) {
+                __builtin_prefetch(pool_.row(ahead.values));
+                __builtin_prefetch(pool_.row(ahead.before));
+            }
+        }
+    };
     bool consistent = true;
     for (std::size_t p = 0; p < base_size && consistent; ++p) {
         // Most of a view: entities with no value before and nothing shown but their value, which this view
@@ -426,11 +437,7 @@ result<applied_snapshot> view_mirror::apply(const v1::ViewSnapshot& s) {
                     still[p].shown != row_pool::none || still[p].index >= next_entering) {
                     break;
                 }
-                if (p + prefetch_distance < base_size &&
-                    still[p + prefetch_distance].before != row_pool::none) {
-                    __builtin_prefetch(pool_.row(still[p + prefetch_distance].values));
-                    __builtin_prefetch(pool_.row(still[p + prefetch_distance].before));
-                }
+                prefetch_ahead(p);
                 pool_.retain(still[p].values);
                 out[count++] = still[p];
             }
@@ -439,15 +446,7 @@ result<applied_snapshot> view_mirror::apply(const v1::ViewSnapshot& s) {
             }
         }
         const auto& e = base->entries[p];
-        // As for the changed entries: the rows of the entry a few places ahead, when it will read them (only
-        // an entry with a value before extrapolates; the others keep their slots unread).
-        if (p + prefetch_distance < base_size) {
-            const auto& ahead = base->entries[p + prefetch_distance];
-            if (ahead.before != row_pool::none) {
-                __builtin_prefetch(pool_.row(ahead.values));
-                __builtin_prefetch(pool_.row(ahead.before));
-            }
-        }
+        prefetch_ahead(p);
         // An index leaving (its old occupant) may enter again (a new one): after the left entry.
         if (in_entered < entered_.size() && entered_[in_entered] <= e.index) {
             enter_until(e.index, action_[p] == gone);
@@ -544,9 +543,9 @@ result<applied_snapshot> view_mirror::apply(const v1::ViewSnapshot& s) {
     }
     const frame* from = frames_.empty() ? nullptr : &frames_.back();
     update_registry(from, next,
-                    list_edits ? std::span<const registry_edit>{edits_.data(), edit}
-                               : std::span<const registry_edit>{},
-                    list_edits, report);
+                    list_edits ? std::optional{std::span<const registry_edit>{edits_.data(), edit}}
+                               : std::nullopt,
+                    report);
     for (std::size_t i = 0; i < left_.size(); ++i) {
         const auto index = base->entries[left_[i]].index;
         if (index < left_reason_.size()) {
@@ -607,8 +606,9 @@ bool view_mirror::write_row(entity local, const std::uint32_t* before, const std
     return (removed | written) != 0;
 }
 
-void view_mirror::update_registry(const frame* from, frame& to, std::span<const registry_edit> edits,
-                                  bool from_base, applied_snapshot& report) {
+void view_mirror::update_registry(const frame* from, frame& to,
+                                  std::optional<std::span<const registry_edit>> edits,
+                                  applied_snapshot& report) {
     if (!to.entries.empty() && to.entries.back().index >= locals_.size()) {
         locals_.resize(std::size_t{to.entries.back().index} + 1, null_entity);
         local_generations_.resize(locals_.size(), 0);
@@ -658,13 +658,13 @@ void view_mirror::update_registry(const frame* from, frame& to, std::span<const 
             slot = before_slot;
         }
     };
-    if (from_base) {
+    if (edits) {
         // The view is based on the newest: apply listed what changes (most of a view does not), and its
         // entries carry their registry entities. Departures first: an index may leave and enter at once.
         for (const auto p : left_) {
             destroy(old_entries[p]);
         }
-        for (const auto& edit : edits) {
+        for (const auto& edit : *edits) {
             auto& e = new_entries[edit.position];
             if (edit.before_slot == row_pool::none) {
                 create(e, pool_.row(e.shown_slot()));

@@ -130,9 +130,9 @@ private:
         std::uint32_t position{};
         std::uint32_t before_slot{};
     };
-    /// Writes what differs from `from` (the newest view, or null) to `to` into the registry. `from_base`:
-    /// `to` was made from `from`, and `edits` are what differs; otherwise the two are merged.
-    void update_registry(const frame* from, frame& to, std::span<const registry_edit> edits, bool from_base,
+    /// Writes what differs from `from` (the newest view, or null) to `to` into the registry: `edits`, when
+    /// `to` was made from `from` (apply listed what differs); otherwise a merge of the two views.
+    void update_registry(const frame* from, frame& to, std::optional<std::span<const registry_edit>> edits,
                          applied_snapshot& report);
     /// Writes into the registry the components that differ from `before` (null: none); false when none does
     /// (the rows are equal: absent components' fields are 0 in every row).
