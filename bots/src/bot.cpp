@@ -42,7 +42,8 @@ client::client_options client_options_for(std::size_t index, bool thin, const sw
     out.connect_timeout = options.connect_timeout;
     out.handshake_timeout = options.handshake_timeout;
     out.idle_timeout = options.idle_timeout;
-    out.interpolation_states = 0; // headless: no copies for interpolation
+    out.interpolation_states = 0;  // headless: no copies for interpolation
+    out.single_threaded_io = true; // each io_context of the swarm has one thread (swarm.cpp)
     return out;
 }
 

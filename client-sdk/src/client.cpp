@@ -35,7 +35,7 @@ client::~client() {
         while (!session_->quiet() && std::chrono::steady_clock::now() < deadline) {
             std::this_thread::sleep_for(std::chrono::milliseconds{1});
         }
-        asio::post(session_->strand(), [s = session_] { s->shutdown(); });
+        asio::post(session_->executor(), [s = session_] { s->shutdown(); });
         work_.reset();
         thread_.join();
     } else {

@@ -21,6 +21,7 @@
 #include <string>
 #include <string_view>
 
+#include <asio/any_io_executor.hpp>
 #include <asio/io_context.hpp>
 #include <asio/strand.hpp>
 
@@ -32,8 +33,11 @@
 
 namespace ecsnet::client::detail {
 
-/// Where every handler of a client runs (client::executor_type).
+/// A strand of the client's io_context (client::executor_type).
 using strand_type = asio::strand<asio::io_context::executor_type>;
+/// Where every handler of a client runs: its strand, or the io_context's executor itself when one thread
+/// alone runs it (client_options::single_threaded_io).
+using handler_executor = asio::any_io_executor;
 
 /// What a message is: the transport picks how to send it (UDP: its channel).
 enum class outgoing : std::uint8_t {

@@ -42,10 +42,13 @@ session::session(asio::io_context& io, const proto::schema& schema, client_optio
     , queued_apply_{!external && options_.mode == threading::own_thread}
     , schema_{&schema}
     , strand_{asio::make_strand(io)}
-    , connect_timer_{strand_}
-    , handshake_timer_{strand_}
-    , heartbeat_timer_{strand_}
-    , ack_timer_{strand_}
+    , single_threaded_io_{external && options_.single_threaded_io}
+    , io_executor_{io.get_executor()}
+    , executor_{single_threaded_io_ ? handler_executor{io_executor_} : handler_executor{strand_}}
+    , connect_timer_{executor_}
+    , handshake_timer_{executor_}
+    , heartbeat_timer_{executor_}
+    , ack_timer_{executor_}
     , status_{options_.rate_window}
     , replica_{schema, options_}
     , inbox_{options_.max_pending_snapshots} {}
@@ -76,7 +79,8 @@ bool session::begin(connect_request request) {
     }
     // Always posted, never run inline: a connect() from a callback must not restart the session while the
     // connection is still delivering messages of the old one.
-    asio::post(strand_, [self = shared_from_this(), request = std::move(request)] { self->start(request); });
+    asio::post(executor_,
+               [self = shared_from_this(), request = std::move(request)] { self->start(request); });
     return true;
 }
 
@@ -240,9 +244,9 @@ void session::start(const connect_request& request) {
         }
     }));
     if (options_.transport == transport_kind::udp) {
-        connection_ = std::make_shared<udp_connection>(strand_, options_, weak_from_this());
+        connection_ = std::make_shared<udp_connection>(executor_, options_, weak_from_this());
     } else {
-        connection_ = std::make_shared<tcp_connection>(strand_, options_, weak_from_this());
+        connection_ = std::make_shared<tcp_connection>(executor_, options_, weak_from_this());
     }
     // May report its failure at once (on_closed), ending the session before it returns.
     const auto opening = connection_;

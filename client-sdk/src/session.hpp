@@ -8,9 +8,10 @@
 //
 // Everything that talks to the network runs on the strand. The apply side (the replica and the callbacks)
 // runs on the strand too, except in threading::own_thread, where poll() runs it from the inbox (inbox.hpp)
-// that the strand fills. The session is shared with its pending handlers, which keep it alive; each
-// connect() opens a new connection and counts a new session number, so that what an older one still
-// delivers is dropped.
+// that the strand fills. ("The strand" is the session's handler executor: the io_context's own when one
+// thread alone runs it, client_options::single_threaded_io.) The session is shared with its pending handlers,
+// which keep it alive; each connect() opens a new connection and counts a new session number, so that what an
+// older one still delivers is dropped.
 
 #include <atomic>
 #include <cstdint>
@@ -69,17 +70,23 @@ public:
 
     template<typename Fn>
     void run_on_strand(Fn&& fn) {
-        if (strand_.running_in_this_thread() ||
+        if (on_handler_thread() ||
             (!external_ && options_.mode == threading::poll &&
              poll_thread_.load(std::memory_order_relaxed) == std::this_thread::get_id())) {
             fn();
         } else {
-            asio::post(strand_, std::forward<Fn>(fn));
+            asio::post(executor_, std::forward<Fn>(fn));
         }
     }
 
     [[nodiscard]] const client_options& options() const noexcept { return options_; }
     [[nodiscard]] strand_type strand() const noexcept { return strand_; }
+    /// Where the session's handlers run (the strand, unless client_options::single_threaded_io).
+    [[nodiscard]] const handler_executor& executor() const noexcept { return executor_; }
+    /// Whether the calling thread is running the session's handlers.
+    [[nodiscard]] bool on_handler_thread() const noexcept {
+        return single_threaded_io_ ? io_executor_.running_in_this_thread() : strand_.running_in_this_thread();
+    }
     [[nodiscard]] client_replica& replica() noexcept { return replica_; }
     [[nodiscard]] const client_replica& replica() const noexcept { return replica_; }
 
@@ -155,6 +162,9 @@ private:
     const bool queued_apply_; // own_thread mode: the apply side runs in poll()
     const proto::schema* schema_;
     strand_type strand_;
+    const bool single_threaded_io_; // external io_context run by one thread: no strand needed
+    asio::io_context::executor_type io_executor_;
+    handler_executor executor_; // strand_, or io_executor_ when single_threaded_io_
 
     // ---- network side (strand) ----------------------------------------------------------------------
     std::shared_ptr<connection> connection_;         // the session's, while active

@@ -20,13 +20,13 @@ asio::ip::tcp::endpoint to_tcp(const transport::net_address& address) {
 
 } // namespace
 
-tcp_connection::tcp_connection(strand_type strand, const client_options& options,
+tcp_connection::tcp_connection(handler_executor executor, const client_options& options,
                                std::weak_ptr<connection_events> events)
     : close_grace_{options.close_grace}
     , events_{std::move(events)}
-    , resolver_{strand}
-    , socket_{strand}
-    , close_timer_{strand}
+    , resolver_{executor}
+    , socket_{executor}
+    , close_timer_{executor}
     , decoder_{options.max_frame_size}
     , read_buffer_(64 * 1024) {}
 

@@ -24,7 +24,7 @@ namespace ecsnet::client::detail {
 
 class tcp_connection : public connection, public std::enable_shared_from_this<tcp_connection> {
 public:
-    tcp_connection(strand_type strand, const client_options& options,
+    tcp_connection(handler_executor executor, const client_options& options,
                    std::weak_ptr<connection_events> events);
 
     void open(const connect_target& target) override;

@@ -86,18 +86,18 @@ disconnect_info to_disconnect(transport::client_error error, const transport::di
 
 } // namespace
 
-udp_connection::udp_connection(strand_type strand, const client_options& options,
+udp_connection::udp_connection(handler_executor executor, const client_options& options,
                                std::weak_ptr<connection_events> events)
-    : strand_{std::move(strand)}
+    : executor_{std::move(executor)}
     , connect_timeout_{options.connect_timeout}
     , idle_timeout_{options.idle_timeout}
     , close_grace_{options.close_grace}
     , protocol_id_{options.protocol_id}
     , simulated_{options.simulator.enabled()}
     , events_{std::move(events)}
-    , resolver_{strand_}
-    , close_timer_{strand_}
-    , lifetime_{strand_} {
+    , resolver_{executor_}
+    , close_timer_{executor_}
+    , lifetime_{executor_} {
     if (simulated_) {
         client_options_.simulator = options.simulator;
     }
@@ -115,8 +115,8 @@ void udp_connection::simulate(const transport::sim_config& config) {
 
 void udp_connection::open(const connect_target& target) {
     // The connection holds itself through a wait that only teardown() ends: its handler then destroys the
-    // udp_client, on the strand and outside the client's own handlers. An io_context destroyed first
-    // destroys the waiting handler, and with it the connection, its socket included.
+    // udp_client, on the handler executor and outside the client's own handlers. An io_context destroyed
+    // first destroys the waiting handler, and with it the connection, its socket included.
     lifetime_.expires_at(asio::steady_timer::time_point::max());
     lifetime_.async_wait([self = shared_from_this()](const asio::error_code&) { self->client_.reset(); });
     if (target.token) {
@@ -194,7 +194,7 @@ void udp_connection::start(const transport::connect_token& token) {
     client_options_.config.handshake_timeout =
         std::max(std::chrono::milliseconds{100},
                  connect_timeout_ / static_cast<std::chrono::milliseconds::rep>(addresses));
-    client_ = std::make_unique<transport::udp_client>(strand_, client_options_, *this);
+    client_ = std::make_unique<transport::udp_client>(executor_, client_options_, *this);
     // A refusal at once (an expired token...) arrives through on_disconnected.
     static_cast<void>(client_->connect(token));
 }

@@ -1,8 +1,8 @@
 #pragma once
 
 // The client's UDP transport: a transport::udp_client (connect tokens, the handshake, encryption, the
-// link's three channels, the optional network simulator) on the session's strand, carrying each Envelope
-// as one message (docs/protocol.md, section 10, and the mapping in connection.hpp).
+// link's three channels, the optional network simulator) on the session's handler executor, carrying each
+// Envelope as one message (docs/protocol.md, section 10, and the mapping in connection.hpp).
 //
 // Connecting: with a token, to the servers it names, in order; without one, the host is resolved (IPv4
 // addresses first) and a development token made for those addresses (transport::make_dev_token), which
@@ -11,10 +11,10 @@
 // message: a denial for a full server is server_full, the server's disconnect its code (from_server), a
 // token refused at once or a server that never answers connect_failed.
 //
-// Lifetime: the udp_client's handlers hold raw pointers to it, so it is destroyed on the strand only, in
-// a handler of its own: from open() the connection is held by a wait on `lifetime_`, which teardown()
-// cancels and whose handler destroys the udp_client. An io_context destroyed before that handler ran
-// destroys it unrun, and the connection with it (Asio's own pattern for connections).
+// Lifetime: the udp_client's handlers hold raw pointers to it, so it is destroyed on the handler executor
+// only, in a handler of its own: from open() the connection is held by a wait on `lifetime_`, which
+// teardown() cancels and whose handler destroys the udp_client. An io_context destroyed before that handler
+// ran destroys it unrun, and the connection with it (Asio's own pattern for connections).
 
 #include <memory>
 #include <string>
@@ -33,7 +33,7 @@ class udp_connection : public connection,
                        public transport::client_handler,
                        public std::enable_shared_from_this<udp_connection> {
 public:
-    udp_connection(strand_type strand, const client_options& options,
+    udp_connection(handler_executor executor, const client_options& options,
                    std::weak_ptr<connection_events> events);
     ~udp_connection() override;
 
@@ -64,7 +64,7 @@ private:
         }
     }
 
-    strand_type strand_;
+    handler_executor executor_;
     const std::chrono::milliseconds connect_timeout_;
     const std::chrono::milliseconds idle_timeout_;
     const std::chrono::milliseconds close_grace_;

@@ -1,9 +1,11 @@
 #include "ecsnet/proto/envelope.hpp"
 
 #include <limits>
+#include <optional>
 
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+#include <google/protobuf/wire_format_lite.h>
 
 #include "ecsnet/proto/framing.hpp"
 
@@ -110,7 +112,73 @@ result<void> append_envelope_frame(std::string& out, const v1::Envelope& envelop
     return append_frame(out, encode_envelope(envelope));
 }
 
+namespace {
+
+// The header of an Envelope whose only field is a ViewSnapshot, read from the wire format: what a thin
+// client does with every snapshot, where parsing the message (its oneof cleared, a ViewSnapshot and a body
+// string allocated) was most of the work (bench/RESULTS.md). nullopt for anything else, groups included,
+// and the caller then parses: whatever protobuf would refuse is never read here, and what is read here
+// protobuf would read alike (the last of repeated scalars wins, a known field with another wire type is an
+// unknown field).
+std::optional<snapshot_header_view> read_plain_view_header(std::string_view bytes) {
+    using google::protobuf::internal::WireFormatLite;
+    constexpr auto length_delimited = WireFormatLite::WIRETYPE_LENGTH_DELIMITED;
+    constexpr auto varint = WireFormatLite::WIRETYPE_VARINT;
+    if (bytes.size() > static_cast<std::size_t>(std::numeric_limits<int>::max())) {
+        return std::nullopt;
+    }
+    google::protobuf::io::CodedInputStream in{reinterpret_cast<const std::uint8_t*>(bytes.data()),
+                                              static_cast<int>(bytes.size())};
+    std::uint32_t length = 0;
+    if (in.ReadTag() != WireFormatLite::MakeTag(v1::Envelope::kViewSnapshotFieldNumber, length_delimited) ||
+        !in.ReadVarint32(&length) ||
+        static_cast<std::size_t>(in.CurrentPosition()) + length != bytes.size()) {
+        return std::nullopt; // not one ViewSnapshot spanning the envelope
+    }
+    snapshot_header_view header;
+    while (static_cast<std::size_t>(in.CurrentPosition()) < bytes.size()) {
+        const auto tag = in.ReadTag();
+        std::uint64_t value = 0;
+        switch (tag) {
+        case WireFormatLite::MakeTag(v1::ViewSnapshot::kTickFieldNumber, varint): {
+            std::uint32_t tick = 0;
+            if (!in.ReadVarint32(&tick)) {
+                return std::nullopt;
+            }
+            header.tick = tick;
+            break;
+        }
+        case WireFormatLite::MakeTag(v1::ViewSnapshot::kFullStateFieldNumber, varint):
+            if (!in.ReadVarint64(&value)) {
+                return std::nullopt;
+            }
+            header.full_state = value != 0;
+            break;
+        case WireFormatLite::MakeTag(v1::ViewSnapshot::kTimeOffsetUsFieldNumber, varint):
+            if (!in.ReadVarint64(&value)) {
+                return std::nullopt;
+            }
+            header.time_offset_us = WireFormatLite::ZigZagDecode64(value);
+            break;
+        default: {
+            const auto type = WireFormatLite::GetTagWireType(tag);
+            if (tag == 0 || type == WireFormatLite::WIRETYPE_START_GROUP ||
+                type == WireFormatLite::WIRETYPE_END_GROUP || !WireFormatLite::SkipField(&in, tag)) {
+                return std::nullopt;
+            }
+            break;
+        }
+        }
+    }
+    return header;
+}
+
+} // namespace
+
 result<snapshot_header_view> peek_snapshot_header(std::string_view bytes, v1::Envelope& scratch) {
+    if (const auto header = read_plain_view_header(bytes)) {
+        return *header;
+    }
     if (auto decoded = decode_envelope(bytes, scratch); !decoded) {
         return decoded.error_value();
     }

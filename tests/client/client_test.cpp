@@ -36,6 +36,7 @@ protected:
         options.mode = mode;
         return options;
     }
+    void share_io_context(std::size_t runners, bool single_threaded_io);
 };
 
 std::string move_payload(float dir_x, float dir_y, float speed) {
@@ -131,12 +132,13 @@ TEST_P(ClientE2E, OwnThreadModeMirrorsTheServerAndMovesItsAvatar) {
     mirror_and_move(named("threaded", threading::own_thread));
 }
 
-// Mode 3: twenty clients on one application io_context run by two threads; everything of a client happens
-// on its strand, where the test also reads its mirror.
-TEST_P(ClientE2E, ManyClientsShareAnApplicationIoContext) {
+// Mode 3: twenty clients on one application io_context run by `runners` threads; everything of a client
+// happens on its strand (or, with one runner and single_threaded_io, on the io_context's executor), where
+// the test also reads its mirror.
+void ClientE2E::share_io_context(std::size_t runners, bool single_threaded_io) {
     test_server server{500};
     constexpr std::size_t count = 20;
-    asio::io_context io;
+    asio::io_context io{static_cast<int>(runners)};
     auto work = asio::make_work_guard(io);
     std::vector<std::thread> threads;
 
@@ -150,8 +152,9 @@ TEST_P(ClientE2E, ManyClientsShareAnApplicationIoContext) {
     std::vector<std::unique_ptr<ecsnet::client::client>> clients;
     for (std::size_t i = 0; i < count; ++i) {
         seen.push_back(std::make_unique<observed>());
-        clients.push_back(std::make_unique<ecsnet::client::client>(io, arena::replicated_schema(),
-                                                                   named("bot" + std::to_string(i))));
+        auto options = named("bot" + std::to_string(i));
+        options.single_threaded_io = single_threaded_io;
+        clients.push_back(std::make_unique<ecsnet::client::client>(io, arena::replicated_schema(), options));
         auto& c = *clients.back();
         auto& o = *seen.back();
         c.on_snapshot([&c, &o](const proto::applied_snapshot& applied) {
@@ -164,7 +167,7 @@ TEST_P(ClientE2E, ManyClientsShareAnApplicationIoContext) {
         });
         ASSERT_TRUE(c.connect("127.0.0.1", server.port()));
     }
-    for (int t = 0; t < 2; ++t) {
+    for (std::size_t t = 0; t < runners; ++t) {
         threads.emplace_back([&io] { io.run(); });
     }
     ASSERT_TRUE(wait_until([&] {
@@ -204,6 +207,16 @@ TEST_P(ClientE2E, ManyClientsShareAnApplicationIoContext) {
         const auto span = o->applied.back().tick - o->applied.front().tick + 1;
         EXPECT_GE(o->applied.size() * 10, span * 9) << o->applied.size() << " of " << span << " ticks";
     }
+}
+
+TEST_P(ClientE2E, ManyClientsShareAnApplicationIoContext) {
+    share_io_context(2, false);
+}
+
+// One thread runs the io_context, as in ecsnet-bots: the clients skip their strands, and the same holds
+// (one handler of a client at a time, inputs sent from another thread, mirrors exact, a clean wind-down).
+TEST_P(ClientE2E, ClientsOnAnIoContextOfOneThreadNeedNoStrand) {
+    share_io_context(1, true);
 }
 
 // An application may stop and destroy its io_context right after destroying a client, before the handlers

@@ -1,7 +1,8 @@
 // libFuzzer target: the stream decoder and the envelope decoder, on arbitrary bytes. The input is fed to a
 // frame_decoder (in pieces whose sizes the input's first byte picks) with a small frame limit, and every
 // frame it yields is decoded as an Envelope and, when it is a handshake message, checked against the
-// arena schema. Nothing may crash, assert, leak or allocate beyond the frame limit.
+// arena schema. Nothing may crash, assert, leak or allocate beyond the frame limit. The whole input is also
+// one envelope, whose snapshot header peek_snapshot_header must read as the parse does.
 
 #include <cstddef>
 #include <cstdint>
@@ -47,7 +48,28 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         }
         bytes.remove_prefix(n);
     }
-    // The same bytes as one whole envelope.
-    static_cast<void>(decode_envelope(std::string_view{reinterpret_cast<const char*>(data), size}));
+    // The same bytes as one whole envelope, and its snapshot header read from the wire format (thin
+    // clients), which must be what the parse reads, errors included.
+    const std::string_view whole{reinterpret_cast<const char*>(data), size};
+    const auto parsed = decode_envelope(whole, envelope);
+    v1::Envelope scratch;
+    const auto peeked = peek_snapshot_header(whole, scratch);
+    if (!parsed) {
+        if (peeked || peeked.code() != parsed.code()) {
+            __builtin_trap();
+        }
+        return 0;
+    }
+    const bool snapshot = envelope.has_snapshot() || envelope.has_view_snapshot();
+    if (static_cast<bool>(peeked) != snapshot) {
+        __builtin_trap();
+    }
+    if (envelope.has_view_snapshot()) {
+        const auto& v = envelope.view_snapshot();
+        if (peeked->tick != v.tick() || peeked->time_offset_us != v.time_offset_us() ||
+            peeked->full_state != v.full_state()) {
+            __builtin_trap();
+        }
+    }
     return 0;
 }

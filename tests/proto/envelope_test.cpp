@@ -115,6 +115,178 @@ TEST(Envelope, RandomBytesNeverCrash) {
     EXPECT_GT(decoded, 0U);
 }
 
+// ---- peek_snapshot_header against a full parse ----------------------------------------------------------
+
+// The reference: parse the envelope, read the header of its snapshot.
+result<snapshot_header_view> parsed_header(std::string_view bytes) {
+    v1::Envelope envelope;
+    if (auto decoded = decode_envelope(bytes, envelope); !decoded) {
+        return decoded.error_value();
+    }
+    if (envelope.has_view_snapshot()) {
+        const auto& s = envelope.view_snapshot();
+        return snapshot_header_view{s.tick(), s.time_offset_us(), s.full_state()};
+    }
+    if (envelope.has_snapshot()) {
+        const auto& s = envelope.snapshot();
+        return snapshot_header_view{s.tick(), s.time_offset_us(), s.full_state()};
+    }
+    return make_error(errc::unexpected_message, "not a snapshot");
+}
+
+void put_varint(std::string& out, std::uint64_t v) {
+    do {
+        out.push_back(static_cast<char>((v & 0x7F) | (v > 0x7F ? 0x80 : 0)));
+        v >>= 7;
+    } while (v != 0);
+}
+
+void put_tag(std::string& out, std::uint32_t field, std::uint32_t wire_type) {
+    put_varint(out, (std::uint64_t{field} << 3) | wire_type);
+}
+
+// A field of any wire type, its number and contents random (a known number with another type included).
+void put_random_field(std::string& out, arena::scene_random& rng, std::uint32_t field) {
+    const auto type = static_cast<std::uint32_t>(rng.below(20) == 0 ? 3 + rng.below(5) : rng.below(3));
+    switch (type) {
+    case 0:
+        put_tag(out, field, 0);
+        put_varint(out, rng.chance(0.3) ? ~std::uint64_t{0} >> rng.below(64) : rng.below(1000));
+        break;
+    case 1:
+    case 5: {
+        put_tag(out, field, type);
+        for (std::size_t i = 0; i < (type == 1 ? 8U : 4U); ++i) {
+            out.push_back(static_cast<char>(rng.below(256)));
+        }
+        break;
+    }
+    case 2: {
+        put_tag(out, field, 2);
+        const auto n = rng.below(12);
+        put_varint(out, n);
+        for (std::size_t i = 0; i < n; ++i) {
+            out.push_back(static_cast<char>(rng.below(256)));
+        }
+        break;
+    }
+    case 3: // a group, empty or not closed
+        put_tag(out, field, 3);
+        if (rng.chance(0.5)) {
+            put_tag(out, field, 4);
+        }
+        break;
+    default: // an end-group or an invalid wire type
+        put_tag(out, field, type);
+        break;
+    }
+}
+
+// A ViewSnapshot (or a Snapshot, or another message) as the server writes it, then with fields added at
+// random (known and unknown ones, repeated, of other wire types), then with bytes changed at random.
+std::string random_envelope(arena::scene_random& rng) {
+    v1::Envelope envelope;
+    const auto form = rng.below(10);
+    if (form < 7) {
+        auto& v = *envelope.mutable_view_snapshot();
+        v.set_tick(static_cast<std::uint32_t>(rng.chance(0.2) ? ~0U - rng.below(10) : rng.below(100000)));
+        v.set_full_state(rng.chance(0.3));
+        v.set_baseline_gap(static_cast<std::uint32_t>(rng.below(4)));
+        v.set_time_offset_us(static_cast<std::int64_t>(rng.below(200000)) - 100000);
+        v.set_body(std::string(rng.below(40), 'b'));
+        if (rng.chance(0.5)) {
+            v.set_checksum(rng.below(1U << 30));
+        }
+        v.set_check(static_cast<std::uint32_t>(rng.below(65536)));
+    } else if (form < 9) {
+        auto& s = *envelope.mutable_snapshot();
+        s.set_tick(static_cast<std::uint32_t>(rng.below(100000)));
+        s.set_time_offset_us(-static_cast<std::int64_t>(rng.below(1000)));
+    } else {
+        envelope.mutable_ack()->set_tick(7);
+    }
+    auto bytes = encode_envelope(envelope);
+    if (rng.chance(0.5) && form < 7) {
+        // Fields added inside the ViewSnapshot (its length rewritten), then maybe at the top level.
+        std::string inner = envelope.view_snapshot().SerializeAsString();
+        for (auto n = rng.below(4); n > 0; --n) {
+            put_random_field(
+                inner, rng,
+                static_cast<std::uint32_t>(rng.chance(0.5) ? 1 + rng.below(8) : 8 + rng.below(3000)));
+        }
+        bytes.clear();
+        put_tag(bytes, 9, 2);
+        put_varint(bytes, inner.size());
+        bytes += inner;
+        if (rng.chance(0.2)) {
+            put_random_field(bytes, rng, static_cast<std::uint32_t>(1 + rng.below(12)));
+        }
+    }
+    if (rng.chance(0.4)) {
+        for (auto n = 1 + rng.below(3); n > 0 && !bytes.empty(); --n) {
+            const auto at = rng.below(bytes.size());
+            switch (rng.below(3)) {
+            case 0:
+                bytes[at] = static_cast<char>(rng.below(256));
+                break;
+            case 1:
+                bytes.resize(at);
+                break;
+            default:
+                bytes.insert(bytes.begin() + static_cast<std::ptrdiff_t>(at),
+                             static_cast<char>(rng.below(256)));
+                break;
+            }
+        }
+    }
+    return bytes;
+}
+
+TEST(Envelope, ASnapshotHeaderIsReadWithoutAParseAsAParseReadsIt) {
+    v1::Envelope envelope;
+    auto& view = *envelope.mutable_view_snapshot();
+    view.set_tick(123456);
+    view.set_full_state(true);
+    view.set_time_offset_us(-4321);
+    view.set_body("body bytes");
+    view.set_check(99);
+    v1::Envelope scratch;
+    const auto header = peek_snapshot_header(encode_envelope(envelope), scratch);
+    ASSERT_TRUE(header);
+    EXPECT_EQ(header->tick, 123456U);
+    EXPECT_TRUE(header->full_state);
+    EXPECT_EQ(header->time_offset_us, -4321);
+    // Not a snapshot: the parse's verdict.
+    v1::Envelope ack;
+    ack.mutable_ack()->set_tick(3);
+    EXPECT_EQ(peek_snapshot_header(encode_envelope(ack), scratch).code(), errc::unexpected_message);
+    EXPECT_EQ(peek_snapshot_header("", scratch).code(), errc::empty_envelope);
+}
+
+// Differential: on envelopes as the server writes them, with fields added (unknown, repeated, of other wire
+// types, groups) and bytes changed, the header read from the wire format is the parse's, and so is every
+// error.
+TEST(Envelope, ASnapshotHeaderPeekMatchesAFullParseOnRandomEnvelopes) {
+    arena::scene_random rng{31};
+    v1::Envelope scratch;
+    std::size_t read = 0;
+    for (int n = 0; n < 30000; ++n) {
+        const auto bytes = random_envelope(rng);
+        const auto expected = parsed_header(bytes);
+        const auto got = peek_snapshot_header(bytes, scratch);
+        ASSERT_EQ(static_cast<bool>(got), static_cast<bool>(expected)) << "case " << n;
+        if (!expected) {
+            ASSERT_EQ(got.code(), expected.code()) << "case " << n;
+            continue;
+        }
+        ++read;
+        ASSERT_EQ(got->tick, expected->tick) << "case " << n;
+        ASSERT_EQ(got->time_offset_us, expected->time_offset_us) << "case " << n;
+        ASSERT_EQ(got->full_state, expected->full_state) << "case " << n;
+    }
+    EXPECT_GT(read, 15000U);
+}
+
 TEST(Envelope, SerializationIsDeterministic) {
     auto a = one_of_each()[4];
     EXPECT_EQ(encode_envelope(a), encode_envelope(a));

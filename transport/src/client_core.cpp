@@ -154,8 +154,8 @@ void client_core::fail(client_error error, const disconnect_info& info) {
         retired_.push_back(std::move(link_));
     }
     challenge_.reset();
-    sodium_memzero(keys_.client_to_server.data(), key_bytes);
-    sodium_memzero(keys_.server_to_client.data(), key_bytes);
+    send_key_.reset();
+    receive_key_.reset();
     handler_.on_disconnected(error, info);
 }
 
@@ -175,7 +175,7 @@ void client_core::send_response(clock::time_point now) {
 void client_core::send_connection_packet(packet_type type, std::span<const std::uint8_t> data,
                                          clock::time_point now) {
     const auto size =
-        seal_packet(type, next_sequence_, data, keys_.client_to_server, token_->protocol_id, out_, cipher_);
+        send_key_ ? seal_packet(type, next_sequence_, data, *send_key_, token_->protocol_id, out_) : 0;
     if (size == 0) {
         return;
     }
@@ -259,8 +259,11 @@ void client_core::receive(std::span<const std::uint8_t> datagram, const net_addr
         }
         challenge_ = *challenge;
         cipher_ = choose_cipher(challenge->ciphers, usable_ciphers(config_.ciphers));
-        keys_ =
+        auto keys =
             derive_session_keys(token_->client_to_server_key, token_->server_to_client_key, challenge->salt);
+        send_key_.emplace(keys.client_to_server, cipher_);
+        receive_key_.emplace(keys.server_to_client, cipher_);
+        sodium_memzero(&keys, sizeof keys);
         replay_ = replay_window{};
         next_sequence_ = 0;
         state_ = client_state::sending_response;
@@ -300,8 +303,8 @@ void client_core::on_session_packet(const datagram_header& header, std::span<con
         drop(drop_reason::replayed);
         return;
     }
-    const auto size =
-        open_packet(header, datagram, keys_.server_to_client, token_->protocol_id, plain_, cipher_);
+    const auto size = receive_key_ ? open_packet(header, datagram, *receive_key_, token_->protocol_id, plain_)
+                                   : std::nullopt;
     if (!size) {
         drop(drop_reason::decrypt_failed);
         return;

@@ -51,6 +51,12 @@ struct client_options {
     ecsnet::transport::sim_config simulator{};
 
     threading mode{threading::poll};
+    /// client(io_context&, ...) only: the application promises that one thread alone runs that io_context
+    /// (ecsnet-bots runs one per thread). The client's handlers then run on the io_context's own executor
+    /// rather than on a strand of it: the one thread already runs them one at a time, and the strand cost
+    /// a lock and a hand-over per handler (bench/RESULTS.md: about a tenth of a thin bot's instructions).
+    /// Calls from other threads stay safe (they are posted). Ignored by the other constructor.
+    bool single_threaded_io{false};
 
     /// A thin client reads only each snapshot's header and acks it, without mirroring anything (load tests:
     /// the server does a full client's work, the client almost none). registry() stays empty; on_snapshot

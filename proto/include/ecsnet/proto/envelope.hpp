@@ -44,8 +44,9 @@ struct snapshot_header_view {
     bool full_state{};
 };
 
-/// Parses an Envelope holding a Snapshot or a ViewSnapshot into `scratch` and returns its header; an error
-/// for anything else.
+/// The header of an Envelope holding a Snapshot or a ViewSnapshot; an error for anything else. A plain
+/// ViewSnapshot (the server's form) is read from the wire format; anything else is parsed into `scratch`.
+/// Either way the result is what a full parse would give.
 result<snapshot_header_view> peek_snapshot_header(std::string_view bytes, v1::Envelope& scratch);
 
 /// The name of the set member ("snapshot", "ack"...), or "none".

@@ -114,8 +114,11 @@ private:
     clock::time_point last_handshake_sent_{};
 
     std::optional<challenge_data> challenge_;
-    session_keys keys_{};
     packet_cipher cipher_{packet_cipher::chacha20_poly1305}; // chosen from the challenge's offer
+    // The session's keys, prepared for the cipher once (AES-256-GCM's key schedule: a few hundred
+    // instructions a packet otherwise); set from the challenge on, wiped when the connection ends.
+    std::optional<packet_key> send_key_;    // client to server
+    std::optional<packet_key> receive_key_; // server to client
     std::uint64_t next_sequence_{0};
     replay_window replay_;
     std::unique_ptr<transport::link> link_;
