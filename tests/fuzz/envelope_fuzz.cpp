@@ -51,25 +51,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     // The same bytes as one whole envelope, and its snapshot header read from the wire format (thin
     // clients), which must be what the parse reads, errors included.
     const std::string_view whole{reinterpret_cast<const char*>(data), size};
-    const auto parsed = decode_envelope(whole, envelope);
     v1::Envelope scratch;
     const auto peeked = peek_snapshot_header(whole, scratch);
-    if (!parsed) {
-        if (peeked || peeked.code() != parsed.code()) {
-            __builtin_trap();
-        }
-        return 0;
-    }
-    const bool snapshot = envelope.has_snapshot() || envelope.has_view_snapshot();
-    if (static_cast<bool>(peeked) != snapshot) {
+    const auto parsed = parse_snapshot_header(whole, envelope);
+    if (static_cast<bool>(peeked) != static_cast<bool>(parsed) ||
+        (!parsed && peeked.code() != parsed.code()) ||
+        (parsed && (peeked->tick != parsed->tick || peeked->time_offset_us != parsed->time_offset_us ||
+                    peeked->full_state != parsed->full_state))) {
         __builtin_trap();
-    }
-    if (envelope.has_view_snapshot()) {
-        const auto& v = envelope.view_snapshot();
-        if (peeked->tick != v.tick() || peeked->time_offset_us != v.time_offset_us() ||
-            peeked->full_state != v.full_state()) {
-            __builtin_trap();
-        }
     }
     return 0;
 }

@@ -48,6 +48,8 @@ struct snapshot_header_view {
 /// ViewSnapshot (the server's form) is read from the wire format; anything else is parsed into `scratch`.
 /// Either way the result is what a full parse would give.
 result<snapshot_header_view> peek_snapshot_header(std::string_view bytes, v1::Envelope& scratch);
+/// The same, always through a full parse into `scratch` (what peek_snapshot_header is tested against).
+result<snapshot_header_view> parse_snapshot_header(std::string_view bytes, v1::Envelope& scratch);
 
 /// The name of the set member ("snapshot", "ack"...), or "none".
 [[nodiscard]] std::string_view message_name(const v1::Envelope& envelope) noexcept;
