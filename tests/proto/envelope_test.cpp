@@ -128,12 +128,29 @@ void put_tag(std::string& out, std::uint32_t field, std::uint32_t wire_type) {
     put_varint(out, (std::uint64_t{field} << 3) | wire_type);
 }
 
+// The same tag in more bytes than it needs (continuation bits over zero groups), up to 10 in all.
+void put_long_tag(std::string& out, std::uint32_t field, std::uint32_t wire_type, std::size_t extra) {
+    auto v = (std::uint64_t{field} << 3) | wire_type;
+    std::size_t written = 0;
+    for (; v > 0x7F || written == 0; v >>= 7, ++written) {
+        out.push_back(static_cast<char>((v & 0x7F) | 0x80));
+    }
+    for (; extra > 1 && written < 9; --extra, ++written) {
+        out.push_back(static_cast<char>(0x80));
+    }
+    out.push_back(static_cast<char>(v));
+}
+
 // A field of any wire type, its number and contents random (a known number with another type included).
 void put_random_field(std::string& out, arena::scene_random& rng, std::uint32_t field) {
     const auto type = static_cast<std::uint32_t>(rng.below(20) == 0 ? 3 + rng.below(5) : rng.below(3));
     switch (type) {
     case 0:
-        put_tag(out, field, 0);
+        if (rng.chance(0.2)) {
+            put_long_tag(out, field, 0, 1 + rng.below(9));
+        } else {
+            put_tag(out, field, 0);
+        }
         put_varint(out, rng.chance(0.3) ? ~std::uint64_t{0} >> rng.below(64) : rng.below(1000));
         break;
     case 1:
