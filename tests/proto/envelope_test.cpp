@@ -1,6 +1,9 @@
 // Envelopes: every message kind survives encode -> frame -> decode; bytes that are not an envelope, an
 // envelope without a message, and random bytes give error values.
 
+#include <array>
+
+#include <google/protobuf/io/coded_stream.h>
 #include <gtest/gtest.h>
 
 #include "ecsnet/arena/scene.hpp"
@@ -118,10 +121,9 @@ TEST(Envelope, RandomBytesNeverCrash) {
 // ---- peek_snapshot_header against a full parse ----------------------------------------------------------
 
 void put_varint(std::string& out, std::uint64_t v) {
-    do {
-        out.push_back(static_cast<char>((v & 0x7F) | (v > 0x7F ? 0x80 : 0)));
-        v >>= 7;
-    } while (v != 0);
+    std::array<std::uint8_t, 10> bytes{};
+    const auto* end = google::protobuf::io::CodedOutputStream::WriteVarint64ToArray(v, bytes.data());
+    out.append(reinterpret_cast<const char*>(bytes.data()), static_cast<std::size_t>(end - bytes.data()));
 }
 
 void put_tag(std::string& out, std::uint32_t field, std::uint32_t wire_type) {
