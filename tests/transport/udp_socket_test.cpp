@@ -6,10 +6,12 @@
 #include <algorithm>
 #include <atomic>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
 #include <tuple>
+#include <vector>
 
 #include <asio/executor_work_guard.hpp>
 #include <asio/post.hpp>
@@ -482,6 +484,76 @@ TEST(UdpSockets, ClientsOnStrandsOfAMultiThreadedIoContext) {
     server_guard.reset();
     server_io.stop();
     server_thread.join();
+}
+
+// A client on an io_context of its own, run by another thread than the server's: what it receives is counted
+// as it arrives, whatever the server's thread is doing.
+struct counting_client : client_handler {
+    void on_connected(const net_address&) override { connected.store(true); }
+    void on_message(channel, std::span<const std::byte> m) override {
+        std::lock_guard lock{mutex};
+        received.emplace_back(reinterpret_cast<const char*>(m.data()), m.size());
+        count.store(received.size());
+    }
+    void on_disconnected(client_error, const disconnect_info&) override {}
+    std::atomic<bool> connected{false};
+    std::atomic<std::size_t> count{0};
+    std::mutex mutex;
+    std::vector<std::string> received;
+};
+
+// With the sending thread, a handler that sends more datagrams than a batch holds (a tick's snapshots): none
+// leaves before it returns (the thread would take the cores the handler needs), then all of them, in order.
+TEST(UdpSockets, WithASendingThreadTheDatagramsAHandlerWritesLeaveOnceItReturns) {
+    asio::io_context server_io;
+    auto options = local_server_options();
+    options.send_thread = true;
+    server_events server_log;
+    udp_server server{server_io, options, server_log};
+    server.start();
+
+    asio::io_context client_io;
+    counting_client client_log;
+    udp_client client{client_io.get_executor(), {}, client_log};
+    asio::post(client_io, [&client, token = token_for(server, options.config.private_key, 77)] {
+        client.connect(token);
+    });
+    // Stopped and joined on every way out, before the client goes: it is the client thread's until then.
+    struct running_thread {
+        asio::io_context& io;
+        asio::executor_work_guard<asio::io_context::executor_type> guard{io.get_executor()};
+        std::thread thread{[this] { io.run(); }};
+        ~running_thread() {
+            guard.reset();
+            io.stop();
+            thread.join();
+        }
+    } client_thread{client_io};
+    ASSERT_TRUE(
+        run_until(server_io, [&] { return server_log.connected.size() == 1 && client_log.connected; }));
+
+    constexpr std::size_t datagrams = 150; // more than two batches (datagram_batch.hpp: 64)
+    const auto id = server_log.connected[0].id;
+    std::optional<std::size_t> arrived_while_handling;
+    asio::post(server_io, [&] {
+        for (std::size_t i = 0; i < datagrams; ++i) {
+            server.send(id, channel::unreliable, text(std::to_string(i)));
+            server.flush(id); // one datagram each
+        }
+        std::this_thread::sleep_for(100ms); // time enough for a sending thread to deliver what it was given
+        arrived_while_handling = client_log.count.load();
+    });
+    ASSERT_TRUE(run_until(server_io, [&] { return client_log.count.load() == datagrams; }));
+    ASSERT_TRUE(arrived_while_handling.has_value());
+    EXPECT_EQ(*arrived_while_handling, 0U);
+    {
+        std::lock_guard lock{client_log.mutex};
+        for (std::size_t i = 0; i < datagrams; ++i) {
+            EXPECT_EQ(client_log.received[i], std::to_string(i));
+        }
+    }
+    EXPECT_EQ(server.counters().send_failures.load(), 0U);
+    server.stop();
 }
 
 } // namespace

@@ -9,7 +9,8 @@
 // Threads: everything runs on the io_context's thread(s) through one strand-free socket, so run the
 // io_context on one thread, and call the server's methods from that thread (from a server_handler
 // callback, a timer, or asio::post). The counters are atomics, readable from anywhere. With send_thread
-// (the default) the sealed datagrams leave through a thread of the server's own (batch_sender.hpp).
+// (the default) the sealed datagrams leave through a thread of the server's own (batch_sender.hpp), all
+// those a handler writes once it returns.
 //
 //   asio::io_context io;
 //   udp_server server{io, options, handler};   // binds now; throws std::system_error if it cannot
@@ -24,6 +25,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <asio/io_context.hpp>
 #include <asio/ip/udp.hpp>
@@ -118,6 +120,8 @@ private:
     void on_timer();
     void transmit(const net_address& to, std::span<const std::uint8_t> datagram);
     void send_now(const net_address& to, std::span<const std::uint8_t> datagram);
+    // Sets a full outgoing_ aside for the handler's end, or sends it now when no empty batch is left.
+    void set_aside_full_batch();
     void flush_outgoing();
     void stop_sending();
 
@@ -138,6 +142,8 @@ private:
     std::unique_ptr<incoming_batch> incoming_;
     std::unique_ptr<outgoing_batch> outgoing_;
     std::unique_ptr<batch_sender> sender_; // with send_thread: sends the batches outgoing_ fills
+    // Batches filled while the current handler runs, oldest first: they leave with the rest when it returns.
+    std::vector<std::unique_ptr<outgoing_batch>> filled_;
     bool flush_posted_{false};
     // Reads in a row that found nothing (with a receive_interval): after idle_after_empty_reads of them the
     // server reads at its timers' pace.
