@@ -251,7 +251,7 @@ void udp_server::send_now(const net_address& to, std::span<const std::uint8_t> d
 
 // A tick's snapshots fill a batch every 64 datagrams. Handed to the sending thread as each filled, they woke
 // it (and, on one machine, their receivers) while the tick still ran, on the cores the tick needed: at 500
-// clients and their bots on two cores, the tick's sends took 4.3 to 6.1 ms at the p99 instead of about 1
+// clients and their bots on two cores, the tick's sends took about 6 ms at the p99 instead of under 2
 // (bench/RESULTS.md, twenty-fifth pass). Kept until the handler returns, they leave together, as a
 // smaller handler's datagrams always did; the first clients' snapshots wait for the tick's last, about a
 // millisecond at 500 clients.
@@ -262,7 +262,7 @@ void udp_server::set_aside_full_batch() {
             return;
         }
     }
-    flush_outgoing(); // every batch is taken: what is set aside goes now, in order
+    flush_outgoing(); // no sending thread, or every batch taken: what is set aside goes now, in order
 }
 
 void udp_server::flush_outgoing() {
