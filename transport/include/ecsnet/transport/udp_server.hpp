@@ -120,7 +120,8 @@ private:
     void on_timer();
     void transmit(const net_address& to, std::span<const std::uint8_t> datagram);
     void send_now(const net_address& to, std::span<const std::uint8_t> datagram);
-    // Sets a full outgoing_ aside for the handler's end, or sends it now when no empty batch is left.
+    // Sets a full outgoing_ aside for the handler's end, or sends it now (without a sending thread, or with
+    // no empty batch left).
     void set_aside_full_batch();
     void flush_outgoing();
     void stop_sending();
