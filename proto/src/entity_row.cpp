@@ -123,47 +123,18 @@ std::uint64_t row_layout::reference_term(std::uint64_t base_term, std::uint32_t 
     return base_term + entity_weight(index) * moved;
 }
 
-void row_layout::gather(const replicated_state& state, std::span<const std::uint32_t> entities,
-                        std::vector<std::uint32_t>& rows, std::vector<std::uint32_t>& scratch) const {
-    rows.assign(entities.size() * width_, 0);
+void row_layout::gather_row(const replicated_state& state, const std::uint32_t* positions,
+                            std::uint32_t* row) const noexcept {
+    std::fill(row, row + width_, 0U);
     for (std::size_t c = 0; c < offsets_.size(); ++c) {
-        const auto& component = state.components[c];
-        const std::size_t n = state.size(c);
-        if (n == 0) {
+        const auto at = positions[c];
+        if (at == absent) {
             continue;
         }
-        // Row of each of the component's entries: the entity lists are both sorted by index.
-        const std::uint32_t* positions = nullptr;
-        if (component.ids_are_entities) {
-            scratch.resize(n);
-            for (std::size_t i = 0; i < n; ++i) {
-                scratch[i] = static_cast<std::uint32_t>(i);
-            }
-        } else {
-            std::vector<std::uint32_t> ids;
-            flatten(component.own_ids, ids);
-            scratch.resize(n);
-            std::size_t at = 0;
-            for (std::size_t i = 0; i < n; ++i) {
-                while (at < entities.size() && entities[at] < ids[i]) {
-                    ++at;
-                }
-                scratch[i] = static_cast<std::uint32_t>(at); // present: the state is consistent
-            }
-        }
-        positions = scratch.data();
-        const std::size_t word = c / 32;
-        const std::uint32_t bit = 1U << (c % 32);
-        for (std::size_t i = 0; i < n; ++i) {
-            rows[positions[i] * width_ + word] |= bit;
-        }
-        for (std::size_t f = 0; f < component.fields.size(); ++f) {
-            const std::size_t column = offsets_[c] + f;
-            component.fields[f].visit([&](const auto& values) {
-                for (std::size_t i = 0; i < n; ++i) {
-                    rows[positions[i] * width_ + column] = values[i];
-                }
-            });
+        row[c / 32] |= 1U << (c % 32);
+        const auto& fields = state.components[c].fields;
+        for (std::size_t f = 0; f < fields.size(); ++f) {
+            row[offsets_[c] + f] = fields[f].get(at);
         }
     }
 }

@@ -179,6 +179,7 @@ void snapshot_history::capture(tick_type tick, std::uint64_t server_time_us) {
     state.server_time_us = server_time_us;
     auto& entered = entered_[slot];
     entered.clear();
+    previous_generations_.swap(generations_);
     generations_.clear();
 
     // 3. Entities in index order, with their identity. Capacities are reserved exactly (plus a little), not
@@ -260,8 +261,9 @@ void snapshot_history::capture(tick_type tick, std::uint64_t server_time_us) {
         schema_->codec(c).quantize_rows(*registry_, order_.data(), order_.size(), columns_.data());
     }
 
-    state.checksum = checksum_of(state);
-    record_changes(state, slot);
+    if (!record_changes(state, slot)) {
+        state.checksum = checksum_of(state);
+    }
     // Indices that left replication are simply not seen at this tick (record.seen stays older): their next
     // occupant, even the same entity, enters anew.
     head_ = slot;
@@ -269,41 +271,87 @@ void snapshot_history::capture(tick_type tick, std::uint64_t server_time_us) {
     previous_tick_ = tick;
 }
 
-void snapshot_history::record_changes(replicated_state& state, std::size_t slot) {
+bool snapshot_history::record_changes(replicated_state& state, std::size_t slot) {
     // What changed since the previous tick, per component: the positions (in this tick's columns) of the
     // entries that continue from it with other values. snapshot_encoder codes 1-tick deltas from these
     // lists instead of comparing whole columns. Older ticks drop them (memory), like their flat ids.
+    // The state's checksum follows from the previous one and these changes (most entities keep their
+    // values from one tick to the next: summing every term again was a tenth of a capture).
     if (count_ == 0) {
-        return;
+        return false;
     }
     const auto& previous = ring_[head_];
     if (!previous.flat_valid) {
-        return;
+        return false;
     }
     const auto& entered = entered_[slot];
     // The continuing entities, kept with the state: the encoder composes them with the previous tick's
     // instead of aligning entity lists again (delta_runs.hpp, compose_runs).
     auto& entity_runs = state.continuing;
-    align_ids(state.flat_entities, previous.flat_entities, entered, entity_runs, scratch_only_,
-              scratch_gone_);
+    align_ids(state.flat_entities, previous.flat_entities, entered, entity_runs, entities_only_,
+              entities_gone_);
+    std::uint64_t checksum = previous.checksum;
+    for (const auto p : entities_only_) {
+        checksum += weight_of_[state.flat_entities[p]] *
+                    (weights_.entity + std::uint64_t{generations_[p]} * weights_.generation);
+    }
+    for (const auto p : entities_gone_) {
+        checksum -= weight_of_[previous.flat_entities[p]] *
+                    (weights_.entity + std::uint64_t{previous_generations_[p]} * weights_.generation);
+    }
     for (std::size_t c = 0; c < state.components.size(); ++c) {
         const auto& now = state.components[c];
         const auto& before = previous.components[c];
         const std::vector<aligned_run>* runs = &entity_runs;
+        const std::vector<std::uint32_t>* new_ids = &state.flat_entities;
+        const std::vector<std::uint32_t>* old_ids = &previous.flat_entities;
+        const std::vector<std::uint32_t>* only = &entities_only_;
+        const std::vector<std::uint32_t>* gone = &entities_gone_;
         if (!now.ids_are_entities || !before.ids_are_entities) {
-            const auto& new_ids =
-                now.ids_are_entities ? state.flat_entities : (flatten(now.own_ids, ids_), ids_);
-            const auto& old_ids = before.ids_are_entities ? previous.flat_entities
-                                                          : (flatten(before.own_ids, old_ids_), old_ids_);
-            align_ids(new_ids, old_ids, entered, own_runs_, scratch_only_, scratch_gone_);
+            if (!now.ids_are_entities) {
+                flatten(now.own_ids, ids_);
+                new_ids = &ids_;
+            }
+            if (!before.ids_are_entities) {
+                flatten(before.own_ids, old_ids_);
+                old_ids = &old_ids_;
+            }
+            align_ids(*new_ids, *old_ids, entered, own_runs_, scratch_only_, scratch_gone_);
             runs = &own_runs_;
+            only = &scratch_only_;
+            gone = &scratch_gone_;
         }
         // The history keeps these lists for a few ticks: no spare capacity.
         auto& written = state.written[c];
         written.clear();
         written.shrink_to_fit();
         changed_positions(now.fields, before.fields, *runs, differs_, written);
+
+        const auto& w = weights_.components[c];
+        const auto term = [&w](const component_state& component, std::uint32_t at) {
+            std::uint64_t sum = w.presence;
+            for (std::size_t f = 0; f < component.fields.size(); ++f) {
+                sum += std::uint64_t{component.fields[f].get(at)} * w.fields[f];
+            }
+            return sum;
+        };
+        for (const auto at : *only) {
+            checksum += weight_of_[(*new_ids)[at]] * term(now, at);
+        }
+        for (const auto at : *gone) {
+            checksum -= weight_of_[(*old_ids)[at]] * term(before, at);
+        }
+        // The changed entries, each against its place in the previous tick (runs and positions ascend).
+        auto run = runs->begin();
+        for (const auto at : written) {
+            while (at >= run->t + run->length) {
+                ++run;
+            }
+            const auto was = run->b + (at - run->t);
+            checksum += weight_of_[(*new_ids)[at]] * (term(now, at) - term(before, was));
+        }
     }
+    state.checksum = checksum;
     state.written_since = previous.tick;
     // Only the newest tick (the target) and the one before (its 1-tick-old baseline) are read for these.
     if (count_ >= change_cache_ticks) {
@@ -316,6 +364,7 @@ void snapshot_history::record_changes(replicated_state& state, std::size_t slot)
         old.continuing.clear();
         old.continuing.shrink_to_fit();
     }
+    return true;
 }
 
 std::uint64_t snapshot_history::checksum_of(const replicated_state& state) {
@@ -387,7 +436,8 @@ std::size_t snapshot_history::state_bytes() const noexcept {
 std::size_t snapshot_history::memory_bytes() const noexcept {
     std::size_t bytes = state_bytes() + records_.capacity() * sizeof(index_record) +
                         weight_of_.capacity() * sizeof(std::uint64_t) + ids_.capacity() * 4 +
-                        sums_.capacity() * 8 + generations_.capacity() * sizeof(std::uint32_t) +
+                        sums_.capacity() * 8 +
+                        (generations_.capacity() + previous_generations_.capacity()) * sizeof(std::uint32_t) +
                         union_.capacity() * 8 + entity_of_.capacity() * sizeof(entity) +
                         position_of_.capacity() * 4 + order_.capacity() * 4;
     for (const auto& bitmap : bitmaps_) {

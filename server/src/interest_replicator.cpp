@@ -139,20 +139,23 @@ std::optional<interest::grid_position> interest_replicator::position_of(std::uin
 }
 
 void interest_replicator::move_grid() {
-    // Indices that left, or whose occupant changed, leave the grid (a new occupant enters with a new grid
-    // generation, so relevant sets see a destroy and a create).
-    const auto alive = rows_.alive();
-    for (std::uint32_t index = 0; index < in_grid_.size(); ++index) {
-        if (in_grid_[index] != 0 && (!rows_.alive(index) || rows_.generation(index) + 1 != in_grid_[index])) {
+    // Indices that lost their occupant at this tick leave the grid (a new occupant enters with a new grid
+    // generation, so relevant sets see a destroy and a create). The rows are updated every tick before
+    // this, so their list of removals is every index to take out.
+    for (const auto index : rows_.removed()) {
+        if (index < in_grid_.size() && in_grid_[index] != 0) {
             grid_.erase(index);
             in_grid_[index] = 0;
         }
     }
-    for (const auto index : alive) {
-        const auto position = position_of(index);
+    for (const auto index : rows_.alive()) {
         if (index >= in_grid_.size()) {
             in_grid_.resize(std::max<std::size_t>(std::size_t{index} + 1, in_grid_.size() * 2), 0);
         }
+        if (in_grid_[index] != 0 && rows_.since(index) != tick_) {
+            continue; // in the grid, where its unchanged row puts it (most entities, most ticks)
+        }
+        const auto position = position_of(index);
         if (!position) {
             if (in_grid_[index] != 0) {
                 grid_.erase(index);
@@ -163,8 +166,8 @@ void interest_replicator::move_grid() {
         if (in_grid_[index] == 0) {
             grid_.insert(index, position->x, position->y);
             in_grid_[index] = rows_.generation(index) + 1;
-        } else if (rows_.since(index) == tick_) {
-            grid_.move(index, position->x, position->y); // only entities whose row changed this tick
+        } else {
+            grid_.move(index, position->x, position->y); // its row changed this tick
         }
     }
 }

@@ -190,11 +190,14 @@ TEST(History, KeepsTheLastDepthTicks) {
     EXPECT_EQ(history.nominal_time_us(30), 1000000U);
 }
 
-TEST(History, RandomWorldColumnsMatchTheRegistry) {
+// The checksum too: capture derives it from the previous tick's and the changes it lists, and it must equal
+// the sum over the whole state every tick.
+TEST(History, RandomWorldColumnsAndChecksumMatchTheRegistry) {
     const auto& s = testing::test_schema();
     registry reg;
     snapshot_history history{s, reg};
     testing::random_world world{reg, 3, 200};
+    std::size_t listed = 0;
     for (tick_type t = 1; t <= 300; ++t) {
         world.step();
         history.capture(t, 0);
@@ -214,9 +217,57 @@ TEST(History, RandomWorldColumnsMatchTheRegistry) {
         }
         ASSERT_EQ(rows, testing::server_pools(s, reg)) << "tick " << t;
         ASSERT_TRUE(std::is_sorted(ids.begin(), ids.end()));
+        const std::vector<std::uint32_t> generations(history.newest_generations().begin(),
+                                                     history.newest_generations().end());
+        ASSERT_EQ(state.checksum, state_checksum(history.weights(), state, generations)) << "tick " << t;
+        listed += state.written_since ? 1U : 0U;
     }
+    EXPECT_GT(listed, 290U) << "the checksum was derived from the changes on most ticks";
     // Memory is bounded: about the columns of 32 ticks.
     EXPECT_LT(history.memory_bytes(), 32U * 400U * 64U);
+}
+
+// The same where most components are on every entity (their ids are the entities'), as in the arena:
+// entities recycled in place, Health coming and going, a fifth of them moving.
+TEST(History, ArenaWorldChecksumFollowsEveryTick) {
+    registry reg;
+    snapshot_history history{arena::replicated_schema(), reg};
+    arena::scene_random random{20261130};
+    std::vector<entity> live;
+    const auto spawn = [&] {
+        const auto e = reg.create();
+        reg.emplace<Transform>(e, static_cast<float>(random.uniform(-900.0, 900.0)), 0.0F, 0.0F, 0.0F);
+        reg.emplace<Kind>(e, std::uint8_t{2});
+        return e;
+    };
+    for (int i = 0; i < 300; ++i) {
+        live.push_back(spawn());
+    }
+    std::size_t listed = 0;
+    for (tick_type t = 1; t <= 400; ++t) {
+        for (auto& e : live) {
+            const double roll = random.uniform(0.0, 1.0);
+            if (roll < 0.01) {
+                reg.destroy(e);
+                e = spawn(); // the index just freed: a new occupant in place
+            } else if (roll < 0.03) {
+                if (reg.all_of<Health>(e)) {
+                    reg.remove<Health>(e);
+                } else {
+                    reg.emplace<Health>(e, std::uint16_t{40});
+                }
+            } else if (roll < 0.23) {
+                reg.patch<Transform>(e, [](Transform& tr) { tr.x += 0.5F; });
+            }
+        }
+        history.capture(t, 0);
+        const auto& state = history.newest();
+        const std::vector<std::uint32_t> generations(history.newest_generations().begin(),
+                                                     history.newest_generations().end());
+        ASSERT_EQ(state.checksum, state_checksum(history.weights(), state, generations)) << "tick " << t;
+        listed += state.written_since ? 1U : 0U;
+    }
+    EXPECT_EQ(listed, 399U);
 }
 
 } // namespace

@@ -179,6 +179,106 @@ TEST(RowHistory, NothingForAnIndexWithoutAnOccupantOrAfterTheNewestTick) {
     EXPECT_NE(s.rows.at(alive, s.tick), nullptr);
 }
 
+// Each entity's row, built from the newest state by searching each component's ids: what update() must
+// hold as the current rows, whether it gathered every row or only those the state lists as changed.
+std::map<std::uint32_t, std::vector<std::uint32_t>> rows_of(const replicated_state& state,
+                                                            const row_layout& layout) {
+    std::vector<std::uint32_t> scratch;
+    const auto& entities = state.flat(scratch);
+    std::map<std::uint32_t, std::vector<std::uint32_t>> rows;
+    for (const auto index : entities) {
+        rows[index].assign(layout.width(), 0);
+    }
+    for (std::size_t c = 0; c < layout.components(); ++c) {
+        const auto& component = state.components[c];
+        std::vector<std::uint32_t> ids = entities;
+        if (!component.ids_are_entities) {
+            flatten(component.own_ids, ids);
+        }
+        for (std::size_t i = 0; i < ids.size(); ++i) {
+            auto& row = rows.at(ids[i]);
+            row[c / 32] |= 1U << (c % 32);
+            for (std::size_t f = 0; f < component.fields.size(); ++f) {
+                row[layout.offset(c) + f] = component.fields[f].get(i);
+            }
+        }
+    }
+    return rows;
+}
+
+TEST(RowHistory, CurrentRowsAreTheNewestStatesWhileComponentsComeAndGoAndTicksAreSkipped) {
+    registry reg;
+    snapshot_history history{arena::replicated_schema(), reg};
+    row_history rows{arena::replicated_schema().layout(), 16};
+    std::mt19937 random{20261130};
+    std::uniform_real_distribution<double> chance{0.0, 1.0};
+    std::vector<entity> entities;
+    const auto spawn = [&] {
+        const auto e = reg.create();
+        reg.emplace<arena::Transform>(e, static_cast<float>(random() % 1000), 0.0F, 0.0F, 0.0F);
+        reg.emplace<arena::Kind>(e, std::uint8_t{1});
+        if (chance(random) < 0.5) {
+            reg.emplace<arena::Health>(e, std::uint16_t{100});
+        }
+        return e;
+    };
+    for (int i = 0; i < 200; ++i) {
+        entities.push_back(spawn());
+    }
+    std::size_t compared = 0;
+    std::size_t skipped_updates = 0;
+    std::size_t changed_presence = 0;
+    for (tick_type tick = 1; tick <= 600; ++tick) {
+        for (auto& e : entities) {
+            const double roll = chance(random);
+            if (roll < 0.01) {
+                reg.destroy(e);
+                e = spawn();
+            } else if (roll < 0.03) { // gains or loses a component only some entities have
+                if (reg.all_of<arena::Health>(e)) {
+                    reg.remove<arena::Health>(e);
+                } else {
+                    reg.emplace<arena::Health>(e, std::uint16_t{50});
+                }
+                ++changed_presence;
+            } else if (roll < 0.04) {
+                reg.emplace_or_replace<arena::LastHit>(e, static_cast<std::uint32_t>(random() % 64), tick,
+                                                       1U);
+            } else if (roll < 0.05) {
+                reg.remove<arena::LastHit>(e);
+            } else if (roll < 0.25) {
+                reg.patch<arena::Transform>(e, [](arena::Transform& t) { t.x += 0.5F; });
+            } else if (roll < 0.27 && reg.all_of<arena::Health>(e)) {
+                reg.patch<arena::Health>(
+                    e, [](arena::Health& h) { h.value = static_cast<std::uint16_t>(h.value - 1); });
+            }
+        }
+        history.capture(tick, std::uint64_t{tick} * 33'333);
+        if (tick % 37 == 0) {
+            ++skipped_updates; // the rows miss a tick: the next update cannot go by the state's changes
+            continue;
+        }
+        rows.update(history);
+        const auto expected = rows_of(history.newest(), rows.layout());
+        ASSERT_EQ(rows.alive().size(), expected.size()) << "tick " << tick;
+        std::vector<std::uint32_t> largest(rows.layout().width(), 0);
+        for (const auto& [index, row] : expected) {
+            ASSERT_TRUE(rows.alive(index)) << "tick " << tick << ", index " << index;
+            const auto* current = rows.current(index);
+            ASSERT_EQ(std::vector<std::uint32_t>(current, current + row.size()), row)
+                << "tick " << tick << ", index " << index;
+            for (std::size_t at = rows.layout().presence_words(); at < row.size(); ++at) {
+                largest[at] = std::max(largest[at], row[at]);
+            }
+            ++compared;
+        }
+        EXPECT_EQ(rows.max_values(), largest) << "tick " << tick;
+    }
+    EXPECT_GT(compared, 100'000U);
+    EXPECT_GT(skipped_updates, 10U);
+    EXPECT_GT(changed_presence, 1'000U);
+}
+
 } // namespace
 
 } // namespace row_history_test

@@ -112,10 +112,13 @@ public:
         return differ;
     }
 
-    /// Gathers the rows of a columnar state: rows[p * width() ...] is the row of the state's entity at
-    /// position p (`entities` is state.flat()). `scratch` is reused memory.
-    void gather(const replicated_state& state, std::span<const std::uint32_t> entities,
-                std::vector<std::uint32_t>& rows, std::vector<std::uint32_t>& scratch) const;
+    /// In gather_row's `positions`: the entity lacks the component.
+    static constexpr std::uint32_t absent = 0xFFFFFFFFU;
+
+    /// Gathers one entity's row from a columnar state: positions[c] is its entry in component c's columns,
+    /// or `absent`.
+    void gather_row(const replicated_state& state, const std::uint32_t* positions,
+                    std::uint32_t* row) const noexcept;
 
 private:
     // A prediction::linear field: where it is in a row, and the presence bit of its component.

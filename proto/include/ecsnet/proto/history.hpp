@@ -9,7 +9,9 @@
 // column with the previous tick's and records the positions that changed (state.written), which the encoder
 // uses for 1-tick-old baselines; older baselines compare whole columns. So components may be written any
 // way (views, patch, replace) and no signal needs to fire for a change to be seen (bench/RESULTS.md compares
-// this with signal tracking). The state checksum is computed from scratch every tick.
+// this with signal tracking). The state checksum follows from the previous tick's and those changes
+// (entries that entered, left or changed); from scratch when the previous tick's ids are not kept.
+// row_history and the interest replicator's grid read the same lists.
 //
 // Identity: an entity "enters replication" when it gets its first declared component and "leaves" when it
 // loses its last one (or is destroyed). Each entry gives the index a new generation (net_entity): the
@@ -115,7 +117,9 @@ private:
     index_record& record_of(std::uint32_t index);
     void grow_tables(std::uint32_t index);
     std::uint64_t checksum_of(const replicated_state& state);
-    void record_changes(replicated_state& state, std::size_t slot);
+    /// Lists the changes since the previous tick, and the checksum from them; false (neither) when the
+    /// previous tick is not kept with its ids.
+    bool record_changes(replicated_state& state, std::size_t slot);
 
     // States keeping their flat ids (the newest ones, the usual baselines).
     static constexpr std::size_t flat_cache_ticks = 4;
@@ -135,6 +139,7 @@ private:
 
     std::vector<index_record> records_;
     std::vector<std::uint32_t> generations_;
+    std::vector<std::uint32_t> previous_generations_; // the previous capture's generations_
     std::vector<scoped_connection> connections_;
 
     // capture scratch
@@ -149,6 +154,8 @@ private:
     std::vector<std::uint64_t> weight_of_; // entity_weight by index
     std::vector<std::uint32_t> old_ids_;
     std::vector<aligned_run> own_runs_;
+    std::vector<std::uint32_t> entities_only_; // positions of the entities that enter, in the state
+    std::vector<std::uint32_t> entities_gone_; // of those that left, in the previous one
     std::vector<std::uint32_t> scratch_only_;
     std::vector<std::uint32_t> scratch_gone_;
     detail::column_vector<std::uint32_t> differs_;

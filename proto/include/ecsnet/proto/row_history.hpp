@@ -14,7 +14,9 @@
 // index ever used, plus the rows replaced in the last `depth` ticks (about the moving entities x depth), plus
 // a slot map of 4 bytes per index in each slab that had a change (2.6 MB for 10,000 indices at depth 64).
 //
-// update() runs once per tick after snapshot_history::capture, from the newest captured state.
+// update() runs once per tick after snapshot_history::capture, from the newest captured state: when that
+// state lists its changes against the tick of the rows (the previous update), only the rows it names are
+// gathered and compared; otherwise (the first update, or one after a tick was missed) every row is.
 // Not thread-safe; the history and the schema must outlive it.
 
 #include <array>
@@ -112,6 +114,13 @@ private:
     };
 
     void replace(std::uint32_t index, const std::uint32_t* row, slab& into);
+    /// Where each entity of `state` has its entries in the components whose ids are not the entities'.
+    void locate_entries(const replicated_state& state, std::span<const std::uint32_t> entities);
+    /// Which of `state`'s entities may have a row other than their current one.
+    void mark_possible_changes(const replicated_state& state, std::span<const std::uint32_t> entities);
+    /// The row of the entity at position p of `state` into row_.
+    void gather(const replicated_state& state, std::size_t p);
+    void take_max_values(const replicated_state& state);
     /// The version of `index` replaced at `tick`, if it changed then and that slab is still kept.
     [[nodiscard]] const std::uint32_t* replaced_at(tick_type tick, std::uint32_t index) const noexcept;
     void grow(std::uint32_t index);
@@ -134,10 +143,20 @@ private:
     std::size_t slab_mask_{};
     std::vector<std::uint32_t> alive_;
     std::vector<std::uint32_t> max_values_;
+    // Per component: whether every row of the newest tick has it (its ids were the entities'), and if not
+    // its ids.
+    std::vector<std::uint8_t> on_every_row_;
+    std::vector<std::vector<std::uint32_t>> previous_ids_;
     // scratch
     std::vector<std::uint32_t> entities_;
-    std::vector<std::uint32_t> gathered_;
-    std::vector<std::uint32_t> positions_;
+    std::vector<std::vector<std::uint32_t>> ids_of_; // per component whose ids are not the entities'
+    // Per component whose ids are not the entities': by entity position, its entry (or row_layout::absent);
+    // by entry, its entity position.
+    std::vector<std::vector<std::uint32_t>> entry_of_;
+    std::vector<std::vector<std::uint32_t>> entity_of_;
+    std::vector<std::uint8_t> maybe_changed_; // by entity position
+    std::vector<std::uint32_t> positions_;    // per component, for gather_row
+    std::vector<std::uint32_t> row_;
     std::vector<std::uint32_t> next_alive_;
 };
 
