@@ -39,8 +39,7 @@ ECSNET_CPU_CLONES std::uint64_t state_checksum(const checksum_weights& weights, 
     const auto n = ids.size();
     std::vector<std::uint64_t> sums(n);
     for (std::size_t i = 0; i < n; ++i) {
-        const std::uint64_t g = i < generations.size() ? generations[i] : 0;
-        sums[i] = weights.entity + g * weights.generation;
+        sums[i] = weights.identity(i < generations.size() ? generations[i] : 0);
     }
     std::uint64_t total = 0;
     std::vector<std::uint32_t> own_ids;

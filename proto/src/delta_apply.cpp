@@ -141,13 +141,13 @@ result<void> apply_delta(const schema_layout& layout, const replicated_state* ba
     ensure_weights(work.weights, std::max(et.empty() ? 0U : et.back(), eb.empty() ? 0U : eb.back()));
     const auto* w = work.weights.data();
     for (const auto pos : effects.created) {
-        sum += w[et[pos]] * (weights.entity + std::uint64_t{out.generations[pos]} * weights.generation);
+        sum += w[et[pos]] * weights.identity(out.generations[pos]);
     }
     auto& destroyed_ids = work.destroyed_ids;
     destroyed_ids.clear();
     for (const auto pos : d.destroyed) {
         destroyed_ids.push_back(eb[pos]);
-        sum -= w[eb[pos]] * (weights.entity + std::uint64_t{baseline->generations[pos]} * weights.generation);
+        sum -= w[eb[pos]] * weights.identity(baseline->generations[pos]);
     }
 
     // Extrapolation applies to entities whose occupant is the same in both baselines. When the baseline was

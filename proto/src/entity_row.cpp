@@ -70,7 +70,7 @@ bool row_layout::reference(const std::uint32_t* base, const std::uint32_t* previ
 
 std::uint64_t row_layout::checksum_term(const checksum_weights& weights, std::uint32_t index,
                                         std::uint32_t generation, const std::uint32_t* row) const noexcept {
-    std::uint64_t sum = weights.entity + std::uint64_t{generation} * weights.generation;
+    std::uint64_t sum = weights.identity(generation);
     for (std::size_t c = 0; c < offsets_.size(); ++c) {
         if (!has(row, c)) {
             continue;

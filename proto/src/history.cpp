@@ -292,12 +292,10 @@ bool snapshot_history::record_changes(replicated_state& state, std::size_t slot)
               entities_gone_);
     std::uint64_t checksum = previous.checksum;
     for (const auto p : entities_only_) {
-        checksum += weight_of_[state.flat_entities[p]] *
-                    (weights_.entity + std::uint64_t{generations_[p]} * weights_.generation);
+        checksum += weight_of_[state.flat_entities[p]] * weights_.identity(generations_[p]);
     }
     for (const auto p : entities_gone_) {
-        checksum -= weight_of_[previous.flat_entities[p]] *
-                    (weights_.entity + std::uint64_t{previous_generations_[p]} * weights_.generation);
+        checksum -= weight_of_[previous.flat_entities[p]] * weights_.identity(previous_generations_[p]);
     }
     for (std::size_t c = 0; c < state.components.size(); ++c) {
         const auto& now = state.components[c];
@@ -372,8 +370,7 @@ std::uint64_t snapshot_history::checksum_of(const replicated_state& state) {
     std::uint64_t total = 0;
     const auto& ids = state.flat_entities;
     for (std::size_t i = 0; i < ids.size(); ++i) {
-        total +=
-            weight_of_[ids[i]] * (weights_.entity + std::uint64_t{generations_[i]} * weights_.generation);
+        total += weight_of_[ids[i]] * weights_.identity(generations_[i]);
     }
     for (std::size_t c = 0; c < state.components.size(); ++c) {
         const auto& component = state.components[c];

@@ -50,6 +50,10 @@ public:
 
     std::uint64_t entity{};
     std::uint64_t generation{};
+    /// An entity's own term, before its entity weight: its presence and its generation.
+    [[nodiscard]] constexpr std::uint64_t identity(std::uint32_t generation_of) const noexcept {
+        return entity + std::uint64_t{generation_of} * generation;
+    }
     struct component_weights {
         std::uint64_t presence{};
         std::vector<std::uint64_t> fields;
