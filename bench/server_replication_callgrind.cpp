@@ -143,6 +143,7 @@ int main(int argc, char** argv) {
         (replicated_cpu - fixed_cpu) * 1e6 / static_cast<double>(clients) / ticks;
     const auto lookups = static_cast<double>(stats_after.lookups - stats_before.lookups);
     const auto hits = static_cast<double>(stats_after.hits - stats_before.hits);
+    const auto on_line = static_cast<double>(stats_after.on_line - stats_before.on_line);
     std::printf("clients %zu, ticks %d, relevancy period %u, workers %zu, ack lag %zu, bursts of up to %zu: "
                 "fixed %.3f ms/tick, "
                 "with clients %.3f ms/tick (tick thread CPU), per client per tick %.2f us, %.0f bytes per "
@@ -151,11 +152,12 @@ int main(int argc, char** argv) {
                 per_client_tick_us, static_cast<double>(with.bytes) / static_cast<double>(clients) / ticks);
     std::printf(
         "  wall: fixed %.3f ms/tick, with clients %.3f ms/tick; process CPU per client per tick %.2f us; "
-        "encoders %zu, cache hit rate %.1f%% of %.1f lookups per client per tick; minor page faults per "
+        "encoders %zu, cache hit rate %.1f%% of %.1f lookups per client per tick (%.1f%% on a line); minor "
+        "page faults per "
         "tick: fixed %.1f, with clients %.1f\n",
         fixed_wall * 1e3 / ticks, replicated_wall * 1e3 / ticks, per_client_tick_cpu_us,
         with.replicator.encoder_count(), lookups > 0 ? 100.0 * hits / lookups : 0.0,
-        lookups / static_cast<double>(clients) / ticks, static_cast<double>(fixed_faults) / ticks,
-        static_cast<double>(replicated_faults) / ticks);
+        lookups / static_cast<double>(clients) / ticks, lookups > 0 ? 100.0 * on_line / lookups : 0.0,
+        static_cast<double>(fixed_faults) / ticks, static_cast<double>(replicated_faults) / ticks);
     return 0;
 }

@@ -36,6 +36,10 @@ row_layout::row_layout(const schema_layout& layout)
     }
     any_linear_ = !linear_.empty();
     width_ = at;
+    not_linear_.assign(width_, ~std::uint32_t{0});
+    for (const auto& field : linear_) {
+        not_linear_[field.at] = 0;
+    }
 }
 
 bool row_layout::empty(const std::uint32_t* row) const noexcept {
@@ -66,6 +70,37 @@ bool row_layout::reference(const std::uint32_t* base, const std::uint32_t* previ
         moved |= extrapolated ^ value;
     }
     return moved != 0;
+}
+
+bool row_layout::continues_line(const std::uint32_t* before, const std::uint32_t* base,
+                                const std::uint32_t* now) const noexcept {
+    if (!any_linear_) {
+        return false;
+    }
+    // Presence and the fields that are not extrapolated: as they were. Without a branch a word (rows are a
+    // few words, and this runs for every entity that changed, each tick).
+    std::uint32_t differ = 0;
+    for (std::size_t at = 0; at < presence_words_; ++at) {
+        differ |= before[at] ^ base[at];
+    }
+    for (std::size_t at = 0; at < width_; ++at) {
+        differ |= (now[at] ^ base[at]) & not_linear_[at];
+    }
+    if (differ != 0) {
+        return false;
+    }
+    for (const auto& field : linear_) {
+        const std::uint32_t step = (base[field.at] - before[field.at]) & field.mask;
+        // |step| x max_extrapolation_ticks below 2^(bits - 1): the difference over any span the references
+        // use sign-extends to the true one, and extrapolate() lands on the line exactly.
+        const std::uint32_t half = 1U << (field.bits - 1);
+        const std::uint32_t magnitude = step < half ? step : field.mask - step + 1;
+        if (magnitude >= half / max_extrapolation_ticks ||
+            now[field.at] != ((base[field.at] + step) & field.mask)) {
+            return false;
+        }
+    }
+    return true;
 }
 
 std::uint64_t row_layout::checksum_term(const checksum_weights& weights, std::uint32_t index,

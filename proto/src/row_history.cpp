@@ -37,6 +37,20 @@ void row_history::replace(std::uint32_t index, const std::uint32_t* row, slab& i
     auto& since = since_[index];
     auto& recent = recent_[index];
     auto* current = rows_.data() + std::size_t{index} * layout_.width();
+    // The line: extended when the new row is its next point (it changed on the tick before too, its
+    // row then being the line's newest, the one before that read from the slab it was filed in), else a
+    // new one from the row it replaces. A row changed on every tick of the line was filed at each of them.
+    bool extends = false;
+    if (since + 1 == into.tick && r.line_since < since && recent[0].slab_tick == since) {
+        const auto& filed = slabs_[since & slab_mask_];
+        if (filed.tick == since) {
+            const auto* before = filed.data.data() + std::size_t{recent[0].slot} * stride_ + header_words;
+            extends = layout_.continues_line(before, current, row);
+        }
+    }
+    if (!extends) {
+        r.line_since = into.tick - 1;
+    }
     const auto slot = static_cast<std::uint32_t>(into.data.size() / stride_);
     into.data.push_back(since);
     into.data.push_back(recent[0].slab_tick); // the chain, for versions older than the record keeps
@@ -104,6 +118,7 @@ void row_history::update(const snapshot_history& history) {
             recent_[index] = recent_refs{};
             generations_[index] = generation;
             r.born = tick;
+            r.line_since = tick;
             since_[index] = tick;
             std::memcpy(rows_.data() + std::size_t{index} * width, row_.data(),
                         width * sizeof(std::uint32_t));

@@ -45,12 +45,12 @@ entity_code& view_encoder::insert(std::uint32_t index, tick_type base, tick_type
         heads_.resize(std::max<std::size_t>(std::size_t{index} + 1, heads_.size() * 2));
     }
     auto& h = heads_[index];
-    if (h.epoch != epoch_) {
-        h.epoch = epoch_;
-        h.first = none;
+    if (h.epoch != epoch_) { // the entity's first code this tick: in its head
+        h = head{epoch_, base, previous, none, {}};
+        return h.code;
     }
-    cache_.push_back(cached{base, previous, {}, h.first});
-    h.first = static_cast<std::uint32_t>(cache_.size() - 1);
+    cache_.push_back(cached{base, previous, {}, h.next});
+    h.next = static_cast<std::uint32_t>(cache_.size() - 1);
     return cache_.back().code;
 }
 

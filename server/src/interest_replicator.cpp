@@ -634,6 +634,7 @@ proto::view_encoder_stats interest_replicator::encoder_stats() const noexcept {
         const auto& s = slot->encoder.stats();
         sum.lookups += s.lookups;
         sum.hits += s.hits;
+        sum.on_line += s.on_line;
         sum.bits_coded += s.bits_coded;
         sum.bits_copied += s.bits_copied;
     }

@@ -84,6 +84,15 @@ public:
                tick - base_tick <= max_extrapolation_ticks;
     }
 
+    /// Whether `now` is the next point of the line of `before` and `base` (rows one tick apart): the same
+    /// presence in the three, `now`'s other fields equal to `base`'s, and each prediction::linear field one
+    /// same step further, a step small enough (|step| x max_extrapolation_ticks below half the field's range)
+    /// that no extrapolation along the line wraps. On rows that each continue the line of the two before,
+    /// reference() of any two of them (within max_extrapolation_ticks) is every later one exactly
+    /// (row_history::on_line).
+    [[nodiscard]] bool continues_line(const std::uint32_t* before, const std::uint32_t* base,
+                                      const std::uint32_t* now) const noexcept;
+
     /// The entity's term of the state checksum (docs/protocol.md 5.3).
     [[nodiscard]] std::uint64_t checksum_term(const checksum_weights& weights, std::uint32_t index,
                                               std::uint32_t generation,
@@ -135,6 +144,7 @@ private:
     std::vector<std::uint8_t> fields_;        // per component: its number of fields
     std::vector<std::uint32_t> component_of_; // per row position (fields only)
     std::vector<linear_field> linear_;
+    std::vector<std::uint32_t> not_linear_; // per row position: 0 at a linear field, all ones elsewhere
     // The schema's checksum weights: per row position (0 for the presence words), per component present,
     // and per entity and generation.
     std::vector<std::uint64_t> field_weights_;

@@ -68,6 +68,14 @@ public:
     }
     /// The current row's checksum term (alive indices only).
     [[nodiscard]] std::uint64_t term(std::uint32_t index) const noexcept { return records_[index].term; }
+    /// Whether the current occupant of alive `index` changed at the newest tick along a line it has been
+    /// on since tick `from` or earlier (row_layout::continues_line, from each tick's row to the next): then
+    /// the reference() of its rows at any two ticks from `from` on, extrapolated to the newest tick within
+    /// max_extrapolation_ticks, is its current row exactly, and a client holding it there needs nothing
+    /// (view_encoder::update tells so without coding). Reads the record term() reads.
+    [[nodiscard]] bool on_line(std::uint32_t index, tick_type from) const noexcept {
+        return since_[index] == tick_ && records_[index].line_since <= from;
+    }
     /// The row of the current occupant of `index` at tick `at` (at most the newest tick), or nullptr when
     /// it is forgotten, or the occupant was not replicated then.
     [[nodiscard]] const std::uint32_t* at(std::uint32_t index, tick_type at) const noexcept;
@@ -101,6 +109,8 @@ private:
     struct record {
         std::uint64_t term{};
         tick_type born{}; // the tick the occupant's history starts at
+        // The first tick of the line the occupant's rows are on, up to its newest change (on_line()).
+        tick_type line_since{};
     };
     // A version in a slab: since, previous tick, previous slot, entity index, then the row.
     static constexpr std::size_t header_words = 4;

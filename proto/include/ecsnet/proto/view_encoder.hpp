@@ -7,6 +7,10 @@
 // entity at the same ticks share them: a client whose acks arrive one tick behind shares with every other
 // such client, whatever else each of them sees.
 //
+// An entity moving along a line since a client's two values (row_history::on_line) needs nothing whatever
+// those ticks are: update() says so without a lookup (at 1,000 clients acking 1 to 3 ticks late, most of the
+// codes it made were these, one per lag, each found exact only by coding it).
+//
 // begin_tick() (after row_history::update) picks the tick's tables and empties the cache; update() and
 // row() code on a miss and return the cached code on a hit. The codes live in one bit arena per tick.
 // Lookups are O(1) plus the few codes cached for the same entity. Not thread-safe.
@@ -43,7 +47,8 @@ struct entity_code {
 
 struct view_encoder_stats {
     std::uint64_t lookups{};
-    std::uint64_t hits{};
+    std::uint64_t hits{};    // lookups answered without coding
+    std::uint64_t on_line{}; // of which by row_history::on_line(), without a cached code
     std::uint64_t bits_coded{};
     std::uint64_t bits_copied{};
 };
@@ -65,6 +70,14 @@ public:
         // A previous value that extrapolation does not use does not make another code.
         if (!rows_->layout().extrapolates(base, previous, tick_)) {
             previous = no_tick;
+        } else if (rows_->on_line(index, previous)) {
+            // Moving along a line since the client's two values: its extrapolation is the current row,
+            // whatever ticks they are at (clients acking a tick or two apart share no code, and most of
+            // their codes were these, nothing to send found by coding).
+            ++stats_.lookups;
+            ++stats_.hits;
+            ++stats_.on_line;
+            return entity_code{.offset = 0, .bits = 0, .exact = true, .unchanged = false, .forgotten = false};
         }
         if (const auto* hit = find(index, base, previous)) {
             return *hit;
@@ -98,21 +111,34 @@ private:
         entity_code code;
         std::uint32_t next{none}; // next code cached for the same entity
     };
-    // 8 bytes, by entity index: every snapshot looks up the heads of the entities it codes, so they are
-    // kept dense for the cache.
-    struct head {
+    // By entity index: the first code cached for the entity this tick, in the head itself, and the chain
+    // of the others. A snapshot looks up the head of every entity it codes, mostly a hit on the first code
+    // (clients whose acks arrive alike share one): one cache line, where a head apart from its codes was
+    // two dependent misses (the head, then the code it points to). 32 bytes, so that none straddles lines.
+    struct alignas(32) head {
         std::uint32_t epoch{}; // the begin_tick() it was filled in (0: never)
-        std::uint32_t first{none};
+        tick_type base{};
+        tick_type previous{};
+        std::uint32_t next{none}; // the next code cached for the same entity, in cache_
+        entity_code code;
     };
 
     // Most lookups hit (clients whose acks arrive alike share a code), so find() is inline and the coding
     // of a miss is not: the hit's path was mostly the saving and restoring of the registers a miss needs.
     const entity_code* find(std::uint32_t index, tick_type base, tick_type previous) noexcept {
         ++stats_.lookups;
-        if (index >= heads_.size() || heads_[index].epoch != epoch_) {
+        if (index >= heads_.size()) {
             return nullptr;
         }
-        for (auto at = heads_[index].first; at != none; at = cache_[at].next) {
+        const auto& h = heads_[index];
+        if (h.epoch != epoch_) {
+            return nullptr;
+        }
+        if (h.base == base && h.previous == previous) {
+            ++stats_.hits;
+            return &h.code;
+        }
+        for (auto at = h.next; at != none; at = cache_[at].next) {
             const auto& c = cache_[at];
             if (c.base == base && c.previous == previous) {
                 ++stats_.hits;
