@@ -104,7 +104,8 @@ server_metrics::server_metrics()
           "Entity codes asked of the shared view encoder (each entity update for each client).")}
     , view_cache_hits{registry.add_counter(
           "ecsnet_encode_cache_hits_total",
-          "Entity codes found already coded this tick for another client (serialize once).")}
+          "Entity codes answered without coding: coded already this tick for another client (serialize "
+          "once), or an entity moving on the line the client extrapolates (nothing to send).")}
     , view_bytes_coded{registry.add_counter("ecsnet_encode_coded_bytes_total",
                                             "Bytes of entity codes the shared view encoder coded.")}
     , view_bytes_copied{registry.add_counter("ecsnet_encode_copied_bytes_total",
