@@ -42,10 +42,8 @@ void row_history::replace(std::uint32_t index, const std::uint32_t* row, slab& i
     // new one from the row it replaces. A row changed on every tick of the line was filed at each of them.
     bool extends = false;
     if (since + 1 == into.tick && r.line_since < since && recent[0].slab_tick == since) {
-        const auto& filed = slabs_[since & slab_mask_];
-        if (filed.tick == since) {
-            const auto* before = filed.data.data() + std::size_t{recent[0].slot} * stride_ + header_words;
-            extends = layout_.continues_line(before, current, row);
+        if (const auto* before = filed(since, recent[0].slot)) {
+            extends = layout_.continues_line(before + header_words, current, row);
         }
     }
     if (!extends) {
@@ -258,13 +256,6 @@ const std::uint32_t* row_history::at(std::uint32_t index, tick_type at) const no
     if (at >= since_[index]) {
         return current(index);
     }
-    const auto in_slab = [this](tick_type slab_tick, std::uint32_t slot) -> const std::uint32_t* {
-        const auto& s = slabs_[slab_tick & slab_mask_];
-        if (s.tick != slab_tick) {
-            return nullptr; // that slab was reused: forgotten
-        }
-        return s.data.data() + std::size_t{slot} * stride_;
-    };
     // The versions the record keeps, newest first: the one of `at` is found without touching the slabs of
     // those in between (a newer version's slab forgotten means this one's is too: slabs are reused in
     // tick order).
@@ -274,7 +265,7 @@ const std::uint32_t* row_history::at(std::uint32_t index, tick_type at) const no
             return nullptr;
         }
         if (at >= v.since) {
-            const auto* version = in_slab(v.slab_tick, v.slot);
+            const auto* version = filed(v.slab_tick, v.slot);
             return version == nullptr ? nullptr : version + header_words;
         }
         if (v.since == no_tick) {
@@ -290,7 +281,7 @@ const std::uint32_t* row_history::at(std::uint32_t index, tick_type at) const no
     if (const auto* version = replaced_at(at + 1, index)) {
         return version + header_words;
     }
-    const auto* version = in_slab(recent.back().slab_tick, recent.back().slot);
+    const auto* version = filed(recent.back().slab_tick, recent.back().slot);
     if (version == nullptr) {
         return nullptr;
     }
@@ -298,7 +289,7 @@ const std::uint32_t* row_history::at(std::uint32_t index, tick_type at) const no
     auto previous_tick = version[1];
     auto previous_slot = version[2];
     while (previous_tick != no_tick) {
-        version = in_slab(previous_tick, previous_slot);
+        version = filed(previous_tick, previous_slot);
         if (version == nullptr) {
             return nullptr;
         }
@@ -312,6 +303,14 @@ const std::uint32_t* row_history::at(std::uint32_t index, tick_type at) const no
         previous_slot = version[2];
     }
     return nullptr;
+}
+
+const std::uint32_t* row_history::filed(tick_type slab_tick, std::uint32_t slot) const noexcept {
+    const auto& s = slabs_[slab_tick & slab_mask_];
+    if (s.tick != slab_tick) {
+        return nullptr; // that slab was reused: forgotten
+    }
+    return s.data.data() + std::size_t{slot} * stride_;
 }
 
 const std::uint32_t* row_history::replaced_at(tick_type tick, std::uint32_t index) const noexcept {

@@ -131,6 +131,9 @@ private:
     /// The row of the entity at position p of `state` into row_.
     void gather(const replicated_state& state, std::size_t p);
     void take_max_values(const replicated_state& state);
+    /// The version filed at `slot` of the slab of `slab_tick` (its header, then its row), or nullptr when
+    /// that slab was reused since.
+    [[nodiscard]] const std::uint32_t* filed(tick_type slab_tick, std::uint32_t slot) const noexcept;
     /// The version of `index` replaced at `tick`, if it changed then and that slab is still kept.
     [[nodiscard]] const std::uint32_t* replaced_at(tick_type tick, std::uint32_t index) const noexcept;
     void grow(std::uint32_t index);
