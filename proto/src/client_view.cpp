@@ -17,23 +17,6 @@ namespace ecsnet::proto {
 
 namespace {
 
-// What becomes of a base entry: `unchanged` keeps its last value and its tick (its reference is that value,
-// which is the current one) and forgets the value before; `advance` takes its reference, which the current
-// value equals, at this tick.
-// `settled` is `unchanged` found by coding: the entry stays, but what it shows may have been a prediction
-// (a deferred entity that stopped extrapolating), so its term is the current value's.
-// Not a plain byte: a store of a character type may alias anything, and the merge below reloaded every
-// vector's bounds after each one.
-enum base_action : std::uint8_t {
-    advance = 0,
-    deferred = 1,
-    changed = 2,
-    refreshed = 3,
-    gone = 4,
-    unchanged = 5,
-    settled = 6
-};
-
 // Bits a list entry costs, roughly: what the budget charges besides the entity's own bits.
 constexpr std::uint32_t position_cost = 6;
 constexpr std::uint32_t index_cost = 14;
@@ -57,22 +40,41 @@ void prefetch_ahead(const view_entry* e) noexcept {
                        0, 0);
 }
 
-// A sorted list of entries by index: the entry of `index`, if any, from a cursor that only moves forward.
-// A plain walk: a bisection touches fewer of a cold view's lines, but each one a miss the prefetcher does
-// not see coming (measured slower, bench/server_replication_callgrind at 1,000 clients); the walk asks for
-// the lines prefetch_distance entries ahead.
-const view_entry* seek_entry(std::span<const view_entry> entries, std::size_t& at,
-                             std::uint32_t index) noexcept {
-    const view_entry* data = entries.data();
-    const std::size_t size = entries.size();
-    std::size_t i = at;
-    while (i < size && data[i].index < index) {
-        prefetch_ahead(data + i);
-        ++i;
+// The newest view's entry of an entity, if any, for the in-flight check of the few entities a write codes
+// or enters (a few per client and tick, among a view of a couple of hundred). The newest view holds about
+// the base's entries, shifted by what entered and left since: the entity at base position p is near
+// p + drift, drift being that shift where the last lookup ended, and a walk from there takes an entry or
+// two. A walk from the view's start instead read the whole newest view, cold, for every client and tick
+// (4% of the replication's instructions, and as many bytes as the copy of the base).
+class newest_lookup {
+public:
+    explicit newest_lookup(std::span<const view_entry> entries) noexcept
+        : entries_{entries} {}
+
+    const view_entry* find(std::size_t base_position, std::uint32_t index) noexcept {
+        const view_entry* data = entries_.data();
+        const auto size = static_cast<std::ptrdiff_t>(entries_.size());
+        if (size == 0) {
+            return nullptr;
+        }
+        auto i = std::clamp<std::ptrdiff_t>(static_cast<std::ptrdiff_t>(base_position) + drift_, 0, size - 1);
+        if (data[i].index < index) {
+            do {
+                ++i;
+            } while (i < size && data[i].index < index);
+        } else {
+            while (i > 0 && data[i - 1].index >= index) {
+                --i;
+            }
+        }
+        drift_ = i - static_cast<std::ptrdiff_t>(base_position);
+        return i < size && data[i].index == index ? data + i : nullptr;
     }
-    at = i;
-    return i < size && data[i].index == index ? data + i : nullptr;
-}
+
+private:
+    std::span<const view_entry> entries_;
+    std::ptrdiff_t drift_{0}; // newest position - base position where the last lookup ended
+};
 
 // Whether a view entry is of the entity `id`: index and generation compared as one word (the two compares
 // and branches of each were a fifth of the loop over a view's unchanged entries).
@@ -99,6 +101,7 @@ struct candidate {
     std::uint32_t position{}; // in the base (update, refresh), or the base entry it goes before (enter)
     kind what{};
     bool mandatory{};
+    bool taken{}; // admitted: sent (an update changed, a refresh refreshed, an entry entered), else deferred
     entity_code code;
     float priority{};
     std::uint32_t cost{}; // estimated bits, lists included
@@ -113,9 +116,13 @@ struct ranked {
 // shared by every client written on it, so it stays in cache where a thousand clients' own would not.
 struct write_scratch {
     std::vector<candidate> candidates;
-    std::vector<ranked> optional;             // candidates not in flight, admitted by priority
-    std::vector<base_action> action;          // per base entry
-    std::vector<std::uint32_t> edited;        // base positions whose entry does not stay as it is, ascending
+    std::vector<ranked> optional; // candidates not in flight, admitted by priority
+    // The base's entries as they become in the new view, by base position (those that leave too, unused):
+    // written as the merge walks the base, and copied into the new view in one block, or in a few around
+    // what left and what entered. A view was once made from the base directly, in a second pass over a
+    // list of the entries edited (every moving one among them: it advances every tick), copying the short
+    // runs between them (6% more of the replication's instructions).
+    std::vector<view_entry> next;
     std::vector<std::uint32_t> left;          // base positions
     std::vector<removal_reason> left_reasons; // parallel to left
     std::vector<std::uint32_t> entered;       // indices
@@ -244,13 +251,8 @@ void client_view::prefetch_records() const noexcept {
 
 void client_view::prefetch_entries() noexcept {
     settle_acks();
-    const view_frame* base = this->base();
-    const view_frame* newest = this->newest();
-    if (base != nullptr) {
+    if (const view_frame* base = this->base(); base != nullptr) {
         prefetch_view(base->entries);
-    }
-    if (newest != nullptr && newest != base) {
-        prefetch_view(newest->entries);
     }
 }
 
@@ -287,15 +289,19 @@ view_write_report client_view::write(std::span<const net_entity> relevant, std::
     // prefetcher picks their streams up.
     prefetch_bytes(weights.data(), weights.size_bytes());
     prefetch_view(base_entries);
-    prefetch_view(newest_entries);
     if (base != nullptr) {
         report.base = base->tick;
     }
 
     sc.candidates.clear();
-    sc.action.assign(base_entries.size(), advance);
     sc.reference.resize(layout.width());
-    sc.edited.clear();
+    if (sc.next.size() < base_entries.size()) {
+        sc.next.resize(base_entries.size());
+    }
+    view_entry* const next = sc.next.data();
+    // The sum of the new view's terms: the base's, less the terms of the entries that change or leave,
+    // plus those of what replaces them and of what enters.
+    std::uint64_t checksum = base != nullptr ? base->checksum : 0;
     sc.left.clear();
     sc.left_reasons.clear();
     next_waiting_.clear();
@@ -303,7 +309,7 @@ view_write_report client_view::write(std::span<const net_entity> relevant, std::
     // One pass over the base, the newest view (what is in flight) and the relevant set, all by index.
     std::size_t b = 0;
     std::size_t r = 0;
-    std::size_t n_at = 0;
+    newest_lookup in_newest{newest_entries};
     std::size_t w_at = 0;
     std::size_t stale = 0; // members of the set whose occupant is gone
     // Whether a member of the set is still the entity its index holds: the set may be a few ticks old (a
@@ -318,7 +324,7 @@ view_write_report client_view::write(std::span<const net_entity> relevant, std::
             ++stale;
             return;
         }
-        const auto* in_flight = seek_entry(newest_entries, n_at, id.index);
+        const auto* in_flight = in_newest.find(b, id.index);
         const bool mandatory = in_flight != nullptr && in_flight->generation == id.generation;
         tick_type since = tick;
         while (w_at < waiting_.size() && waiting_[w_at].index < id.index) {
@@ -343,24 +349,48 @@ view_write_report client_view::write(std::span<const net_entity> relevant, std::
         next_waiting_.push_back({id.index, since});
     };
     while (b < base_entries.size() || r < relevant.size()) {
-        // Most of a view: the same entity in the base and in the relevant set, with no value before its last
-        // one and unchanged since: its entry stays as it is (copied in blocks below). Stepped over in a
-        // loop of its own, without the general case's three-way comparison, over plain pointers and one
-        // bound: 19 instructions an entry, where two bounds and `since` reached through the history took 25.
-        // An entity destroyed since (its `since` is no_tick) or whose index holds another (a later `since`)
-        // stops the loop: the general case below sees it gone.
+        // Most of a view: the same entity in the base and in the relevant set, either unchanged since its
+        // last value (its entry stays as it is), or since the value before it (its entry stays, without the
+        // value before), or moving on the line the client extrapolates from its two values (its entry
+        // advances to the tick, with nothing to send). Stepped over in a loop of its own, over two plain
+        // pointers and one bound, without the general case's three-way comparison and its look at the
+        // encoder (taking the moving entities here too made the replication 5% fewer instructions,
+        // bench/RESULTS.md, twenty-eighth pass).
+        // An entity destroyed since (its `since` is no_tick) or whose index holds another (a later `since`,
+        // and a line that starts then) stops the loop: the general case below sees it gone.
         {
-            const std::size_t steps = std::min(base_entries.size() - b, relevant.size() - r);
-            const view_entry* e = base_entries.data() + b;
+            const view_entry* const first = base_entries.data() + b;
+            const view_entry* const last = first + std::min(base_entries.size() - b, relevant.size() - r);
             const net_entity* id = relevant.data() + r;
             const tick_type* since = since_of.data();
-            std::size_t k = 0;
-            for (; k < steps; ++k) {
-                if (!same_entity(e[k], id[k]) || e[k].previous_gap != 0 || since[e[k].index] > e[k].tick) {
+            const view_entry* e = first;
+            view_entry* kept = next + b;
+            std::uint64_t advanced = 0;
+            for (; e != last && same_entity(*e, *id); ++e, ++id, ++kept) {
+                prefetch_ahead(e);
+                const tick_type changed = since[e->index];
+                if (e->previous_gap == 0) {
+                    if (changed > e->tick) {
+                        break;
+                    }
+                    *kept = *e;
+                    continue;
+                }
+                const tick_type previous = e->tick - e->previous_gap;
+                if (changed <= previous) {
+                    *kept = *e;
+                    kept->previous_gap = 0;
+                    continue;
+                }
+                if (!encoder.on_line(e->index, e->tick, previous)) {
                     break;
                 }
-                prefetch_ahead(e + k);
+                *kept = e->advanced_to(tick, rows.term(e->index));
+                checksum += kept->term - e->term;
+                ++advanced;
             }
+            encoder.count_on_line(advanced);
+            const auto k = static_cast<std::size_t>(e - first);
             b += k;
             r += k;
         }
@@ -376,8 +406,7 @@ view_write_report client_view::write(std::span<const net_entity> relevant, std::
             // Not in the set any more, or gone from the world (or, at an equal index, replaced).
             const auto& e = base_entries[b];
             const bool destroyed = !still_there(e.index, e.generation);
-            sc.action[b] = gone;
-            sc.edited.push_back(static_cast<std::uint32_t>(b));
+            checksum -= e.term;
             sc.left.push_back(static_cast<std::uint32_t>(b));
             sc.left_reasons.push_back(destroyed ? removal_reason::destroyed
                                                 : removal_reason::out_of_relevancy);
@@ -396,16 +425,13 @@ view_write_report client_view::write(std::span<const net_entity> relevant, std::
         // In the base and still relevant.
         const auto& e = base_entries[b];
         // Unchanged since the value before its last one (or since its last one, when it has none before):
-        // every reference of it is that value, which it shows already. Nothing to code, its term stays; with
-        // no value before, its entry stays as it is (most of a view, copied in blocks below).
+        // every reference of it is that value, which it shows already. Nothing to code, its term stays, and
+        // the value before is of no use any more.
         const tick_type previous = e.previous();
         if (since_of[e.index] <= (previous != no_tick ? previous : e.tick)) {
-            if (previous != no_tick) {
-                sc.action[b] = unchanged;
-                sc.edited.push_back(static_cast<std::uint32_t>(b));
-            }
+            next[b] = e;
+            next[b].previous_gap = 0;
         } else {
-            sc.edited.push_back(static_cast<std::uint32_t>(b));
             auto code = encoder.update(e.index, e.tick, previous);
             kind what = kind::update;
             if (code.forgotten) {
@@ -413,9 +439,21 @@ view_write_report client_view::write(std::span<const net_entity> relevant, std::
                 what = kind::refresh;
             }
             if (code.unchanged) {
-                sc.action[b] = settled;
-            } else if (!code.exact) {
-                const auto* in_flight = seek_entry(newest_entries, n_at, e.index);
+                // Unchanged, found by coding: its last value stays, but what it showed may have been a
+                // prediction (a deferred entity that stopped extrapolating), so its term is the current
+                // value's.
+                next[b] = e;
+                next[b].previous_gap = 0;
+                next[b].term = rows.term(e.index);
+                checksum += next[b].term - e.term;
+            } else if (code.exact) {
+                // Advanced: its value now is its reference, exactly.
+                next[b] = e.advanced_to(tick, rows.term(e.index));
+                checksum += next[b].term - e.term;
+            } else {
+                // Changed: it becomes what admission below makes of it (the entry as it was till then).
+                next[b] = e;
+                const auto* in_flight = in_newest.find(b, e.index);
                 candidate c;
                 c.index = e.index;
                 c.generation = e.generation;
@@ -443,23 +481,14 @@ view_write_report client_view::write(std::span<const net_entity> relevant, std::
     sc.selected_entering.clear();
     const auto admit = [&](std::uint32_t id, bool take) {
         auto& c = sc.candidates[id];
+        c.taken = take;
         if (take) {
             budget -= c.cost;
             report.mandatory += c.mandatory ? 1 : 0;
-        }
-        switch (c.what) {
-        case kind::enter:
-            if (take) {
+            if (c.what == kind::enter) {
                 c.code = encoder.row(c.index);
                 sc.selected_entering.push_back(id);
             }
-            break;
-        case kind::update:
-            sc.action[c.position] = take ? changed : deferred;
-            break;
-        case kind::refresh:
-            sc.action[c.position] = take ? refreshed : deferred;
-            break;
         }
     };
     std::int64_t wanted = 0;
@@ -523,7 +552,37 @@ view_write_report client_view::write(std::span<const net_entity> relevant, std::
         }
     }
 
-    // The new view, and the lists.
+    // What admission made of the changed entities, in base order (the lists are ascending).
+    sc.refreshed.clear();
+    sc.deferred.clear();
+    sc.changed.clear();
+    for (const auto& c : sc.candidates) {
+        if (c.what == kind::enter) {
+            continue;
+        }
+        const auto& e = base_entries[c.position];
+        view_entry& now = next[c.position];
+        if (!c.taken) {
+            // It keeps its last value; the client shows that value's reference at this tick.
+            const auto* value = rows.at(e.index, e.tick);
+            const tick_type previous_tick = e.previous();
+            const bool extrapolates = layout.extrapolates(e.tick, previous_tick, tick);
+            const auto* previous = extrapolates ? rows.at(e.index, previous_tick) : nullptr;
+            layout.reference(value, previous, tick - e.tick, extrapolates ? e.tick - previous_tick : 0,
+                             sc.reference.data());
+            now.term = layout.checksum_term(rows.weights(), e.index, e.generation, sc.reference.data());
+            sc.deferred.push_back(c.position);
+        } else if (c.what == kind::refresh) {
+            now = view_entry::make(e.index, e.generation, tick, no_tick, tick, rows.term(e.index));
+            sc.refreshed.push_back(c.position);
+        } else {
+            now = view_entry::make(e.index, e.generation, tick, e.tick, tick, rows.term(e.index));
+            sc.changed.push_back(c.position);
+        }
+        checksum += now.term - e.term;
+    }
+
+    // The new view: the base's entries as they became, less those that left, with those that entered.
     view_frame& frame = frames_.push_back(); // a dropped view's buffers, if the queue kept one here
     // Until it is whole, a view must not be taken for one sent: an exception below gives its slot back.
     struct unfinished_view {
@@ -544,89 +603,32 @@ view_write_report client_view::write(std::span<const net_entity> relevant, std::
         frame.entries.resize(most);
     }
     view_entry* kept = frame.entries.data();
-    // The sum of the kept entries' terms: the base's, less the terms of the entries edited, plus those of
-    // what replaces them.
-    std::uint64_t checksum = base != nullptr ? base->checksum : 0;
-    const auto keep = [&](const view_entry& e) {
-        *kept++ = e;
-        checksum += e.term;
-    };
-    sc.entered.clear();
-    sc.refreshed.clear();
-    sc.deferred.clear();
-    sc.changed.clear();
-    const auto shown_term = [&](const view_entry& e) {
-        const auto* value = rows.at(e.index, e.tick);
-        const tick_type previous_tick = e.previous();
-        const bool extrapolates = layout.extrapolates(e.tick, previous_tick, tick);
-        const auto* previous = extrapolates ? rows.at(e.index, previous_tick) : nullptr;
-        layout.reference(value, previous, tick - e.tick, extrapolates ? e.tick - previous_tick : 0,
-                         sc.reference.data());
-        return layout.checksum_term(rows.weights(), e.index, e.generation, sc.reference.data());
-    };
-    // Base entries [from, end) that stay as they are (their terms are in the checksum already).
-    std::size_t from = 0;
-    const auto keep_base_until = [&](std::size_t end) {
-        kept = std::copy(base_entries.begin() + static_cast<std::ptrdiff_t>(from),
-                         base_entries.begin() + static_cast<std::ptrdiff_t>(end), kept);
+    std::size_t from = 0; // next[from, ...) not placed yet
+    const auto keep_until = [&](std::size_t end) {
+        kept = std::copy(next + from, next + end, kept);
         from = end;
     };
     // The entering entities that go before base entry `position` (by index).
+    sc.entered.clear();
     std::size_t s = 0;
     const auto enter_before = [&](std::size_t position) {
         for (; s < sc.selected_entering.size() && sc.candidates[sc.selected_entering[s]].position <= position;
              ++s) {
             const auto& c = sc.candidates[sc.selected_entering[s]];
-            keep_base_until(c.position);
-            keep(view_entry::make(c.index, c.generation, tick, no_tick, tick, rows.term(c.index)));
+            keep_until(c.position);
+            *kept = view_entry::make(c.index, c.generation, tick, no_tick, tick, rows.term(c.index));
+            checksum += kept->term;
+            ++kept;
             sc.entered.push_back(c.index);
         }
     };
-    for (const auto p : sc.edited) {
+    for (const auto p : sc.left) {
         enter_before(p);
-        keep_base_until(p);
+        keep_until(p);
         from = p + 1;
-        const auto& e = base_entries[p];
-        checksum -= e.term;
-        switch (sc.action[p]) {
-        case gone:
-            break;
-        case deferred: {
-            // It keeps its last value; the client shows that value's reference at this tick.
-            auto held = e;
-            held.term = shown_term(e);
-            keep(held);
-            sc.deferred.push_back(p);
-            break;
-        }
-        case refreshed:
-            keep(view_entry::make(e.index, e.generation, tick, no_tick, tick, rows.term(e.index)));
-            sc.refreshed.push_back(p);
-            break;
-        case changed:
-            keep(view_entry::make(e.index, e.generation, tick, e.tick, tick, rows.term(e.index)));
-            sc.changed.push_back(p);
-            break;
-        case unchanged: { // its last value stays, and the value before is of no use any more
-            auto same = e;
-            same.previous_gap = 0;
-            keep(same);
-            break;
-        }
-        case settled: {
-            auto same = e;
-            same.previous_gap = 0;
-            same.term = rows.term(e.index);
-            keep(same);
-            break;
-        }
-        default: // advance: its value now is its reference, exactly
-            keep(e.advanced_to(tick, rows.term(e.index)));
-            break;
-        }
     }
     enter_before(base_entries.size());
-    keep_base_until(base_entries.size());
+    keep_until(base_entries.size());
     // An index may leave (old occupant) and enter (new one) at once: the entry order stays by index
     // because the left entry is not kept.
     frame.entries.resize(static_cast<std::size_t>(kept - frame.entries.data()));
@@ -658,12 +660,12 @@ view_write_report client_view::write(std::span<const net_entity> relevant, std::
     }
     // Refreshed and changed codes in position order: the candidates of the base are in position order.
     for (const auto& c : sc.candidates) {
-        if (c.what == kind::refresh && sc.action[c.position] == refreshed) {
+        if (c.what == kind::refresh && c.taken) {
             copy(c.code);
         }
     }
     for (const auto& c : sc.candidates) {
-        if (c.what == kind::update && sc.action[c.position] == changed) {
+        if (c.what == kind::update && c.taken) {
             copy(c.code);
         }
     }

@@ -87,9 +87,10 @@ public:
     /// Ask for what write() reads first without waiting for it, ahead of it: a server writing a thousand
     /// clients' views one after the other finds each one's state cold in cache. Two steps, some time apart:
     /// prefetch_records() asks for the records of the base and newest views (and the entities waiting to
-    /// enter), prefetch_entries() for the first lines of their entries, which the records point to (so the
-    /// records should have arrived: ask for them a client earlier). prefetch_entries() first settles the
-    /// acks noted since the last write, which read those records.
+    /// enter), prefetch_entries() for the first lines of the base's entries, which its record points to (so
+    /// the records should have arrived: ask for them a client earlier; the newest view is read at a few
+    /// places only, found from the base's). prefetch_entries() first settles the acks noted since the last
+    /// write, which read those records.
     void prefetch_records() const noexcept;
     void prefetch_entries() noexcept;
 
