@@ -306,7 +306,8 @@ view_write_report client_view::write(std::span<const net_entity> relevant, std::
     sc.left_reasons.clear();
     next_waiting_.clear();
 
-    // One pass over the base, the newest view (what is in flight) and the relevant set, all by index.
+    // One pass over the base and the relevant set, both by index; the newest view (what is in flight) is
+    // looked at only for the entities coded or entering.
     std::size_t b = 0;
     std::size_t r = 0;
     newest_lookup in_newest{newest_entries};
