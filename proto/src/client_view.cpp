@@ -7,6 +7,7 @@
 #include <cstring>
 #include <limits>
 
+#include <ecsnet/ecs/config.hpp>
 #include <ecsnet/ecs/prefetch.hpp>
 
 #include "ecsnet/proto/bit_lists.hpp"
@@ -320,6 +321,11 @@ view_write_report client_view::write(std::span<const net_entity> relevant, std::
     const auto still_there = [since_of, generation_of](std::uint32_t index, std::uint32_t generation) {
         return index < since_of.size() && since_of[index] != no_tick && generation_of[index] == generation;
     };
+    // An entry advanced to the tick: its value now is its reference, exactly.
+    const auto advance = [&](const view_entry& e, view_entry& into) {
+        into = e.advanced_to(tick, rows.term(e.index));
+        checksum += into.term - e.term;
+    };
     const auto add_entering = [&](const net_entity& id, float weight) {
         if (!still_there(id.index, id.generation)) {
             ++stale;
@@ -386,8 +392,7 @@ view_write_report client_view::write(std::span<const net_entity> relevant, std::
                 if (!encoder.on_line(e->index, e->tick, previous)) {
                     break;
                 }
-                *kept = e->advanced_to(tick, rows.term(e->index));
-                checksum += kept->term - e->term;
+                advance(*e, *kept);
                 ++advanced;
             }
             encoder.count_on_line(advanced);
@@ -423,53 +428,44 @@ view_write_report client_view::write(std::span<const net_entity> relevant, std::
             ++r;
             continue;
         }
-        // In the base and still relevant.
+        // In the base, still relevant, and changed since the value before its last one (the walk above
+        // took it otherwise: unchanged, or on its line).
         const auto& e = base_entries[b];
-        // Unchanged since the value before its last one (or since its last one, when it has none before):
-        // every reference of it is that value, which it shows already. Nothing to code, its term stays, and
-        // the value before is of no use any more.
-        const tick_type previous = e.previous();
-        if (since_of[e.index] <= (previous != no_tick ? previous : e.tick)) {
+        ECSNET_ASSERT(since_of[e.index] > (e.previous() != no_tick ? e.previous() : e.tick),
+                      "an entry unchanged since its value before is the walk's");
+        auto code = encoder.update(e.index, e.tick, e.previous());
+        kind what = kind::update;
+        if (code.forgotten) {
+            code = encoder.row(e.index);
+            what = kind::refresh;
+        }
+        if (code.unchanged) {
+            // Unchanged, found by coding: its last value stays, but what it showed may have been a
+            // prediction (a deferred entity that stopped extrapolating), so its term is the current value's.
             next[b] = e;
             next[b].previous_gap = 0;
+            next[b].term = rows.term(e.index);
+            checksum += next[b].term - e.term;
+        } else if (code.exact) {
+            advance(e, next[b]);
         } else {
-            auto code = encoder.update(e.index, e.tick, previous);
-            kind what = kind::update;
-            if (code.forgotten) {
-                code = encoder.row(e.index);
-                what = kind::refresh;
-            }
-            if (code.unchanged) {
-                // Unchanged, found by coding: its last value stays, but what it showed may have been a
-                // prediction (a deferred entity that stopped extrapolating), so its term is the current
-                // value's.
-                next[b] = e;
-                next[b].previous_gap = 0;
-                next[b].term = rows.term(e.index);
-                checksum += next[b].term - e.term;
-            } else if (code.exact) {
-                // Advanced: its value now is its reference, exactly.
-                next[b] = e.advanced_to(tick, rows.term(e.index));
-                checksum += next[b].term - e.term;
-            } else {
-                // Changed: it becomes what admission below makes of it (the entry as it was till then).
-                next[b] = e;
-                const auto* in_flight = in_newest.find(b, e.index);
-                candidate c;
-                c.index = e.index;
-                c.generation = e.generation;
-                c.position = static_cast<std::uint32_t>(b);
-                c.what = what;
-                // Sent in a view still in flight: sent again, or the client would step back to its base.
-                // A refresh is never held back: the server no longer knows the base value to predict from.
-                c.mandatory =
-                    what == kind::refresh || (in_flight != nullptr && in_flight->generation == e.generation &&
-                                              in_flight->sent() > e.sent());
-                c.code = code;
-                c.priority = weights[r] * static_cast<float>(tick - e.tick);
-                c.cost = code.bits + position_cost;
-                sc.candidates.push_back(c);
-            }
+            // Changed: it becomes what admission below makes of it (the entry as it was till then).
+            next[b] = e;
+            const auto* in_flight = in_newest.find(b, e.index);
+            candidate c;
+            c.index = e.index;
+            c.generation = e.generation;
+            c.position = static_cast<std::uint32_t>(b);
+            c.what = what;
+            // Sent in a view still in flight: sent again, or the client would step back to its base.
+            // A refresh is never held back: the server no longer knows the base value to predict from.
+            c.mandatory =
+                what == kind::refresh || (in_flight != nullptr && in_flight->generation == e.generation &&
+                                          in_flight->sent() > e.sent());
+            c.code = code;
+            c.priority = weights[r] * static_cast<float>(tick - e.tick);
+            c.cost = code.bits + position_cost;
+            sc.candidates.push_back(c);
         }
         ++b;
         ++r;

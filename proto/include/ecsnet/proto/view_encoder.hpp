@@ -81,13 +81,11 @@ public:
     /// The update of alive entity `index` from its value at tick `base` (and at `previous`, or no_tick) to
     /// its current value.
     entity_code update(std::uint32_t index, tick_type base, tick_type previous) {
-        if (on_line(index, base, previous)) {
+        if (!rows_->layout().extrapolates(base, previous, tick_)) {
+            previous = no_tick; // a previous value that extrapolation does not use makes no other code
+        } else if (rows_->on_line(index, previous)) {
             count_on_line(1);
             return entity_code{.offset = 0, .bits = 0, .exact = true, .unchanged = false, .forgotten = false};
-        }
-        // A previous value that extrapolation does not use does not make another code.
-        if (!rows_->layout().extrapolates(base, previous, tick_)) {
-            previous = no_tick;
         }
         if (const auto* hit = find(index, base, previous)) {
             return *hit;
