@@ -16,10 +16,12 @@ void hit_history::begin_frame(std::uint64_t tick, std::int64_t server_time_us) {
     f.time_us = server_time_us;
     f.records.clear(); // keeps its capacity
     f.max_step = 0.0F;
+    // Found once here, not per add(): the ring's modulo was a division per record, a third of add().
+    previous_ = (head_ + frames_.size() - 1) % frames_.size();
     if (count_ >= 2) {
         // Sized after the previous frame, with room for a few spawns: growing by doubling would leave up to
         // half of every frame unused.
-        const auto previous = frames_[(head_ + frames_.size() - 1) % frames_.size()].records.size();
+        const auto previous = frames_[previous_].records.size();
         if (f.records.capacity() < previous) {
             f.records.reserve(previous + previous / 16);
         }
@@ -31,21 +33,21 @@ void hit_history::add(entity target, float x, float y, float radius) {
     if (index >= slot_of_index_.size()) {
         slot_of_index_.resize(std::max<std::size_t>(index + 1, slot_of_index_.size() * 2), no_previous);
     }
-    auto& current = frames_[head_].records;
+    auto& current = frames_[head_];
     // The table still holds the slot this index had when the previous frame was recorded, or an older one:
     // it is the same entity's only if the previous frame has that very entity there.
     std::uint32_t previous = no_previous;
     if (count_ >= 2) {
-        const auto& before = frames_[(head_ + frames_.size() - 1) % frames_.size()].records;
+        const auto& before = frames_[previous_].records;
         const auto slot = slot_of_index_[index];
         if (slot < before.size() && before[slot].target == target) {
             previous = slot;
-            auto& step = frames_[head_].max_step;
-            step = std::max(step, std::fabs(x - before[slot].x) + std::fabs(y - before[slot].y));
+            current.max_step =
+                std::max(current.max_step, std::fabs(x - before[slot].x) + std::fabs(y - before[slot].y));
         }
     }
-    slot_of_index_[index] = static_cast<std::uint32_t>(current.size());
-    current.push_back(hit_record{target, previous, x, y, radius});
+    slot_of_index_[index] = static_cast<std::uint32_t>(current.records.size());
+    current.records.push_back(hit_record{target, previous, x, y, radius});
 }
 
 hit_history::window hit_history::find_window(std::int64_t time_us) const noexcept {

@@ -70,12 +70,13 @@ void lag_compensation::record(const ecsnet::registry& reg, std::uint64_t tick, s
         const auto& indices = captured->flat(scratch_);
         for (std::size_t row = 0; row < indices.size(); ++row) {
             const auto e = reg.current(indices[row]);
-            if (e == null_entity || !targets->contains(e)) {
+            const auto* target = e == null_entity ? nullptr : targets->try_get(e); // one lookup, not two
+            if (target == nullptr) {
                 continue;
             }
             history_.add(e, static_cast<float>(x_min_ + static_cast<double>(x.get(row)) * x_step_),
                          static_cast<float>(y_min_ + static_cast<double>(y.get(row)) * y_step_),
-                         targets->get(e).radius);
+                         target->radius);
         }
         return;
     }

@@ -118,6 +118,7 @@ private:
     std::vector<frame> frames_;
     std::size_t head_{};
     std::size_t count_{};
+    std::size_t previous_{}; // the frame before the newest (when count_ >= 2)
     std::vector<std::uint32_t>
         slot_of_index_; // entity index -> its slot in the newest frame (if it is there)
 };
