@@ -141,25 +141,29 @@ write_scratch& thread_scratch() {
     return scratch;
 }
 
+// The low `Count` bytes of `value` at `to`, little-endian.
+template<std::size_t Count>
+void put_little_endian(std::uint8_t* to, std::uint64_t value) noexcept {
+    for (std::size_t i = 0; i < Count; ++i) {
+        to[i] = static_cast<std::uint8_t>(value >> (8 * i));
+    }
+}
+
 } // namespace
 
 std::uint16_t view_header_check(tick_type tick, bool full_state, bool has_checksum,
                                 std::uint32_t baseline_gap, std::int64_t time_offset_us,
                                 std::uint32_t body_size, std::uint64_t checksum) noexcept {
+    // 25 bytes (docs/protocol.md, 12.2): the checksum's low four only (it is compared whole with the
+    // mirror's anyway).
     std::array<std::uint8_t, 25> bytes{};
-    std::size_t at = 0;
-    const auto put = [&bytes, &at](std::uint64_t value, std::size_t count) {
-        for (std::size_t i = 0; i < count && at < bytes.size(); ++i) {
-            bytes[at++] = static_cast<std::uint8_t>(value >> (8 * i));
-        }
-    };
-    put(tick, 4);
-    put((full_state ? 1U : 0U) | (has_checksum ? 2U : 0U), 1);
-    put(baseline_gap, 4);
-    put(static_cast<std::uint64_t>(time_offset_us), 8);
-    put(body_size, 4);
-    put(checksum, 8);
-    return crc16(bytes.data(), at);
+    put_little_endian<4>(bytes.data(), tick);
+    put_little_endian<1>(bytes.data() + 4, (full_state ? 1U : 0U) | (has_checksum ? 2U : 0U));
+    put_little_endian<4>(bytes.data() + 5, baseline_gap);
+    put_little_endian<8>(bytes.data() + 9, static_cast<std::uint64_t>(time_offset_us));
+    put_little_endian<4>(bytes.data() + 17, body_size);
+    put_little_endian<4>(bytes.data() + 21, checksum);
+    return crc16(bytes.data(), bytes.size());
 }
 
 client_view::client_view(view_encoder& encoder, std::size_t max_frames)

@@ -103,6 +103,20 @@ std::vector<std::uint32_t> admitted(const view_encoder& encoder, const std::vect
     return out;
 }
 
+// The header check's bytes are the wire's (docs/protocol.md, 12.2): 25 bytes, the checksum's low four.
+// The expected value is CRC-16/CCITT-FALSE of struct.pack("<IBIqII", 0x01020304, 3, 7, -5, 123, 0x55667788),
+// computed apart from this code.
+TEST(ClientView, TheHeaderCheckCoversTheDocumentedBytes) {
+    constexpr std::uint64_t checksum = 0x1122334455667788ULL;
+    EXPECT_EQ(view_header_check(0x01020304, true, true, 7, -5, 123, checksum), 0x76B7);
+    EXPECT_EQ(view_header_check(0x01020304, true, true, 7, -5, 123, checksum ^ (0xFFULL << 40)), 0x76B7)
+        << "the checksum's high bytes are not covered";
+    EXPECT_NE(view_header_check(0x01020304, true, true, 7, -5, 123, checksum ^ 1), 0x76B7);
+    EXPECT_NE(view_header_check(0x01020304, true, false, 7, -5, 123, checksum), 0x76B7);
+    EXPECT_NE(view_header_check(0x01020304, true, true, 7, -4, 123, checksum), 0x76B7);
+    EXPECT_NE(view_header_check(0x01020304, true, true, 7, -5, 124, checksum), 0x76B7);
+}
+
 TEST(ClientView, UnderABudgetTheHighestPrioritiesEnterFirstTiesByIndex) {
     world w{300};
     w.step();
