@@ -141,6 +141,113 @@ write_scratch& thread_scratch() {
     return scratch;
 }
 
+// Admission of a view's candidates: those in flight (mandatory) whatever the budget, then the others by
+// priority while `budget` bits last (the highest even alone over it, if there is any budget: nothing
+// starves). Marks each taken or not, codes the entering ones taken and lists them by index in
+// sc.selected_entering. Returns how many mandatory ones were taken.
+std::size_t admit_candidates(write_scratch& sc, view_encoder& encoder, std::int64_t budget) {
+    bool admitted_one = false;
+    std::size_t mandatory = 0;
+    sc.selected_entering.clear();
+    const auto admit = [&](std::uint32_t id, bool take) {
+        auto& c = sc.candidates[id];
+        c.taken = take;
+        if (take) {
+            budget -= c.cost;
+            mandatory += c.mandatory ? 1 : 0;
+            if (c.what == kind::enter) {
+                c.code = encoder.row(c.index);
+                sc.selected_entering.push_back(id);
+            }
+        }
+    };
+    std::int64_t wanted = 0;
+    for (const auto& c : sc.candidates) {
+        wanted += c.cost;
+    }
+    // When everything fits, everything is taken and the order does not matter: most snapshots under a
+    // sensible budget.
+    const bool everything_fits = budget > 0 && wanted <= budget;
+    sc.optional.clear();
+    std::int64_t cheapest = std::numeric_limits<std::int64_t>::max(); // of the optional candidates
+    for (std::uint32_t id = 0; id < sc.candidates.size(); ++id) {
+        const auto& c = sc.candidates[id];
+        if (everything_fits || c.mandatory) {
+            admit(id, true);
+        } else {
+            // Priorities are positive floats, whose bits order as they do: the key orders by priority,
+            // then by index (the smaller first); indices are distinct among the candidates.
+            const auto key =
+                (std::uint64_t{std::bit_cast<std::uint32_t>(c.priority)} << 32) | (0xFFFFFFFFU - c.index);
+            sc.optional.push_back({key, id});
+            cheapest = std::min<std::int64_t>(cheapest, c.cost);
+        }
+    }
+    if (!everything_fits) {
+        // Highest priority first, taken from a heap while the budget lasts, and no further once even the
+        // cheapest cannot fit (a client joining has a couple of hundred entities waiting to enter, a
+        // tenth of which a snapshot takes: sorting them all was a tenth of the writing).
+        const auto lower = [](const ranked& a, const ranked& b) { return a.key < b.key; };
+        std::make_heap(sc.optional.begin(), sc.optional.end(), lower);
+        auto end = sc.optional.end();
+        for (; end != sc.optional.begin() && budget > 0 && !(admitted_one && budget < cheapest); --end) {
+            std::pop_heap(sc.optional.begin(), end, lower);
+            const auto id = (end - 1)->id;
+            const bool take = !admitted_one || budget >= static_cast<std::int64_t>(sc.candidates[id].cost);
+            admitted_one = admitted_one || take;
+            admit(id, take);
+        }
+        for (auto rest = sc.optional.begin(); rest != end; ++rest) {
+            admit(rest->id, false);
+        }
+    }
+    std::sort(
+        sc.selected_entering.begin(), sc.selected_entering.end(),
+        [&sc](std::uint32_t a, std::uint32_t b) { return sc.candidates[a].index < sc.candidates[b].index; });
+    return mandatory;
+}
+
+// The body of a view snapshot (docs/protocol.md, "Interest-managed snapshots") into sc.body: the tables if
+// they follow, the lists, then the codes of what entered, was refreshed and changed. Returns the bits
+// copied from the encoder's shared codes.
+std::size_t write_view_body(write_scratch& sc, const view_encoder& encoder, const row_layout& layout,
+                            bool tables_follow) {
+    auto& body = sc.body;
+    body.clear();
+    body.put_bit(tables_follow);
+    if (tables_follow) {
+        encoder.tables().write(layout, body);
+    }
+    write_ascending(body, sc.left, sc.gaps);
+    for (const auto reason : sc.left_reasons) {
+        body.put_bit(reason == removal_reason::destroyed);
+    }
+    write_ascending(body, sc.entered, sc.gaps);
+    write_ascending(body, sc.refreshed, sc.gaps);
+    write_ascending(body, sc.deferred, sc.gaps);
+    write_ascending(body, sc.changed, sc.gaps);
+    std::size_t shared = 0;
+    const auto copy = [&](const entity_code& code) {
+        body.append(encoder.arena(), code.offset, code.bits);
+        shared += code.bits;
+    };
+    for (const auto id : sc.selected_entering) {
+        copy(sc.candidates[id].code);
+    }
+    // Refreshed and changed codes in position order: the candidates of the base are in position order.
+    for (const auto& c : sc.candidates) {
+        if (c.what == kind::refresh && c.taken) {
+            copy(c.code);
+        }
+    }
+    for (const auto& c : sc.candidates) {
+        if (c.what == kind::update && c.taken) {
+            copy(c.code);
+        }
+    }
+    return shared;
+}
+
 // The low `Count` bytes of `value` at `to`, little-endian.
 template<std::size_t Count>
 void put_little_endian(std::uint8_t* to, std::uint64_t value) noexcept {
@@ -476,66 +583,8 @@ view_write_report client_view::write(std::span<const net_entity> relevant, std::
     }
 
     // Admission: what is in flight, then the rest by priority while the budget lasts.
-    std::int64_t budget =
-        budget_bits - fixed_cost - static_cast<std::int64_t>(sc.left.size()) * position_cost;
-    bool admitted_one = false;
-    sc.selected_entering.clear();
-    const auto admit = [&](std::uint32_t id, bool take) {
-        auto& c = sc.candidates[id];
-        c.taken = take;
-        if (take) {
-            budget -= c.cost;
-            report.mandatory += c.mandatory ? 1 : 0;
-            if (c.what == kind::enter) {
-                c.code = encoder.row(c.index);
-                sc.selected_entering.push_back(id);
-            }
-        }
-    };
-    std::int64_t wanted = 0;
-    for (const auto& c : sc.candidates) {
-        wanted += c.cost;
-    }
-    // When everything fits, everything is taken and the order does not matter: most snapshots under a
-    // sensible budget.
-    const bool everything_fits = budget > 0 && wanted <= budget;
-    sc.optional.clear();
-    std::int64_t cheapest = std::numeric_limits<std::int64_t>::max(); // of the optional candidates
-    for (std::uint32_t id = 0; id < sc.candidates.size(); ++id) {
-        const auto& c = sc.candidates[id];
-        if (everything_fits || c.mandatory) {
-            admit(id, true);
-        } else {
-            // Priorities are positive floats, whose bits order as they do: the key orders by priority,
-            // then by index (the smaller first); indices are distinct among the candidates.
-            const auto key =
-                (std::uint64_t{std::bit_cast<std::uint32_t>(c.priority)} << 32) | (0xFFFFFFFFU - c.index);
-            sc.optional.push_back({key, id});
-            cheapest = std::min<std::int64_t>(cheapest, c.cost);
-        }
-    }
-    if (!everything_fits) {
-        // Highest priority first, taken from a heap while the budget lasts, and no further once even the
-        // cheapest cannot fit (a client joining has a couple of hundred entities waiting to enter, a
-        // tenth of which a snapshot takes: sorting them all was a tenth of the writing).
-        const auto lower = [](const ranked& a, const ranked& b2) { return a.key < b2.key; };
-        std::make_heap(sc.optional.begin(), sc.optional.end(), lower);
-        auto end = sc.optional.end();
-        for (; end != sc.optional.begin() && budget > 0 && !(admitted_one && budget < cheapest); --end) {
-            std::pop_heap(sc.optional.begin(), end, lower);
-            const auto id = (end - 1)->id;
-            const bool take = !admitted_one || budget >= static_cast<std::int64_t>(sc.candidates[id].cost);
-            admitted_one = admitted_one || take;
-            admit(id, take);
-        }
-        for (auto rest = sc.optional.begin(); rest != end; ++rest) {
-            admit(rest->id, false);
-        }
-    }
-    std::sort(sc.selected_entering.begin(), sc.selected_entering.end(),
-              [&sc](std::uint32_t a, std::uint32_t b2) {
-                  return sc.candidates[a].index < sc.candidates[b2].index;
-              });
+    report.mandatory = admit_candidates(
+        sc, encoder, budget_bits - fixed_cost - static_cast<std::int64_t>(sc.left.size()) * position_cost);
 
     // Entities still waiting to enter keep the tick they started waiting at.
     waiting_.clear();
@@ -636,40 +685,8 @@ view_write_report client_view::write(std::span<const net_entity> relevant, std::
     frame.checksum = checksum;
 
     // The body (docs/protocol.md, "Interest-managed snapshots").
-    auto& body = sc.body;
-    body.clear();
     const bool tables_follow = base == nullptr || base->tables_version != frame.tables_version;
-    body.put_bit(tables_follow);
-    if (tables_follow) {
-        encoder.tables().write(layout, body);
-    }
-    write_ascending(body, sc.left, sc.gaps);
-    for (const auto reason : sc.left_reasons) {
-        body.put_bit(reason == removal_reason::destroyed);
-    }
-    write_ascending(body, sc.entered, sc.gaps);
-    write_ascending(body, sc.refreshed, sc.gaps);
-    write_ascending(body, sc.deferred, sc.gaps);
-    write_ascending(body, sc.changed, sc.gaps);
-    std::size_t shared = 0;
-    const auto copy = [&](const entity_code& code) {
-        body.append(encoder.arena(), code.offset, code.bits);
-        shared += code.bits;
-    };
-    for (const auto id : sc.selected_entering) {
-        copy(sc.candidates[id].code);
-    }
-    // Refreshed and changed codes in position order: the candidates of the base are in position order.
-    for (const auto& c : sc.candidates) {
-        if (c.what == kind::refresh && c.taken) {
-            copy(c.code);
-        }
-    }
-    for (const auto& c : sc.candidates) {
-        if (c.what == kind::update && c.taken) {
-            copy(c.code);
-        }
-    }
+    const std::size_t shared = write_view_body(sc, encoder, layout, tables_follow);
     encoder.count_copied(shared);
 
     auto& snapshot = *out.mutable_view_snapshot();
@@ -681,7 +698,7 @@ view_write_report client_view::write(std::span<const net_entity> relevant, std::
     snapshot.set_time_offset_us(time_offset_us);
     auto* bytes = snapshot.mutable_body();
     bytes->clear();
-    body.append_to(*bytes);
+    sc.body.append_to(*bytes);
     const bool has_checksum = base == nullptr || base->checksum != checksum;
     if (has_checksum) {
         snapshot.set_checksum(checksum);
@@ -697,7 +714,7 @@ view_write_report client_view::write(std::span<const net_entity> relevant, std::
     report.refreshed = sc.refreshed.size();
     report.deferred = sc.deferred.size();
     report.waiting = waiting_.size();
-    report.body_bits = body.bit_size();
+    report.body_bits = sc.body.bit_size();
     report.shared_bits = shared;
 
     unfinished.done = true;
