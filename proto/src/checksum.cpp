@@ -3,6 +3,7 @@
 #include <array>
 
 #include "cpu_clones.hpp"
+#include "little_endian_writer.hpp"
 
 namespace ecsnet::proto {
 
@@ -106,21 +107,16 @@ std::uint16_t crc16(const std::uint8_t* data, std::size_t size) noexcept {
 }
 
 std::uint16_t header_check(const snapshot_header& header) noexcept {
-    std::uint8_t bytes[4 + 1 + 4 + 4 + 8 + 4 + 8];
-    std::size_t at = 0;
-    const auto put = [&](std::uint64_t v, int size) {
-        for (int b = 0; b < size; ++b) {
-            bytes[at++] = static_cast<std::uint8_t>(v >> (8 * b));
-        }
-    };
-    put(header.tick, 4);
-    put((header.full_state ? 1U : 0U) | (header.has_checksum ? 2U : 0U), 1);
-    put(header.baseline_gap, 4);
-    put(header.extrapolation_gap, 4);
-    put(static_cast<std::uint64_t>(header.time_offset_us), 8);
-    put(header.columns_size, 4);
-    put(header.checksum, 8);
-    return crc16(bytes, at);
+    std::array<std::uint8_t, 4 + 1 + 4 + 4 + 8 + 4 + 8> bytes{};
+    little_endian_writer out{bytes.data()};
+    out.put<4>(header.tick);
+    out.put<1>((header.full_state ? 1U : 0U) | (header.has_checksum ? 2U : 0U));
+    out.put<4>(header.baseline_gap);
+    out.put<4>(header.extrapolation_gap);
+    out.put<8>(static_cast<std::uint64_t>(header.time_offset_us));
+    out.put<4>(header.columns_size);
+    out.put<8>(header.checksum);
+    return crc16(bytes.data(), bytes.size());
 }
 
 } // namespace ecsnet::proto

@@ -13,6 +13,7 @@
 #include "ecsnet/proto/bit_lists.hpp"
 #include "ecsnet/proto/checksum.hpp"
 #include "ecsnet/proto/envelope.hpp"
+#include "little_endian_writer.hpp"
 
 namespace ecsnet::proto {
 
@@ -248,14 +249,6 @@ std::size_t write_view_body(write_scratch& sc, const view_encoder& encoder, cons
     return shared;
 }
 
-// The low `Count` bytes of `value` at `to`, little-endian.
-template<std::size_t Count>
-void put_little_endian(std::uint8_t* to, std::uint64_t value) noexcept {
-    for (std::size_t i = 0; i < Count; ++i) {
-        to[i] = static_cast<std::uint8_t>(value >> (8 * i));
-    }
-}
-
 } // namespace
 
 std::uint16_t view_header_check(tick_type tick, bool full_state, bool has_checksum,
@@ -263,13 +256,14 @@ std::uint16_t view_header_check(tick_type tick, bool full_state, bool has_checks
                                 std::uint32_t body_size, std::uint64_t checksum) noexcept {
     // 25 bytes (docs/protocol.md, 12.2): the checksum's low four only (it is compared whole with the
     // mirror's anyway).
-    std::array<std::uint8_t, 25> bytes{};
-    put_little_endian<4>(bytes.data(), tick);
-    put_little_endian<1>(bytes.data() + 4, (full_state ? 1U : 0U) | (has_checksum ? 2U : 0U));
-    put_little_endian<4>(bytes.data() + 5, baseline_gap);
-    put_little_endian<8>(bytes.data() + 9, static_cast<std::uint64_t>(time_offset_us));
-    put_little_endian<4>(bytes.data() + 17, body_size);
-    put_little_endian<4>(bytes.data() + 21, checksum);
+    std::array<std::uint8_t, 4 + 1 + 4 + 8 + 4 + 4> bytes{};
+    little_endian_writer out{bytes.data()};
+    out.put<4>(tick);
+    out.put<1>((full_state ? 1U : 0U) | (has_checksum ? 2U : 0U));
+    out.put<4>(baseline_gap);
+    out.put<8>(static_cast<std::uint64_t>(time_offset_us));
+    out.put<4>(body_size);
+    out.put<4>(checksum);
     return crc16(bytes.data(), bytes.size());
 }
 

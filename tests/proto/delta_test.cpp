@@ -286,6 +286,9 @@ TEST(Checksum, HeaderCheckCoversEveryField) {
         edit(copy);
         EXPECT_NE(header_check(copy), base);
     }
+    // The wire's bytes (docs/protocol.md, 5.2): CRC-16/CCITT-FALSE of
+    // struct.pack("<IBIIqIQ", 1234, 2, 0, 1, -17, 99, 0x0123456789ABCDEF), computed apart from this code.
+    EXPECT_EQ(base, 0x7F10);
     const std::uint8_t text[] = {'1', '2', '3', '4', '5', '6', '7', '8', '9'};
     EXPECT_EQ(crc16(text, 9), 0x29B1) << "the CRC-16/CCITT-FALSE check value";
 }
