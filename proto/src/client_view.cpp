@@ -119,11 +119,12 @@ struct ranked {
 struct write_scratch {
     std::vector<candidate> candidates;
     std::vector<ranked> optional; // candidates not in flight, admitted by priority
-    // The base's entries as they become in the new view, by base position (those that leave too, unused):
-    // written as the merge walks the base, and copied into the new view in one block, or in a few around
-    // what left and what entered. A view was once made from the base directly, in a second pass over a
-    // list of the entries edited (every moving one among them: it advances every tick), copying the short
-    // runs between them (6% more of the replication's instructions).
+    // The base's entries as they became, by base position, when some left or entered: the merge writes
+    // them into the new view's own array at their base positions, which is the view itself when none did
+    // (seven ticks in eight: relevancy changes every eighth), and is otherwise copied here and placed back
+    // around what left and what entered. (A view was once made from the base in a second pass over a list
+    // of the entries edited, copying the short runs between them: 6% more of the replication's
+    // instructions; then through this buffer every tick, a copy of the whole view each time.)
     std::vector<view_entry> next;
     std::vector<std::uint32_t> left;          // base positions
     std::vector<removal_reason> left_reasons; // parallel to left
@@ -247,6 +248,59 @@ std::size_t write_view_body(write_scratch& sc, const view_encoder& encoder, cons
         }
     }
     return shared;
+}
+
+// The new view when entries left or entered: the base's entries as the merge left them in frame.entries
+// (`base_size` of them, by base position) placed again less those that left, with those that entered in
+// index order; adds the terms of those that entered to `checksum`, and lists their indices in sc.entered.
+// The entries before the first that left or the first that entered stay where they are: only the rest
+// goes through sc.next (a client's view changes this way in most ticks, by an entity or two).
+void place_around_changes(write_scratch& sc, view_frame& frame, std::size_t base_size, tick_type tick,
+                          const row_history& rows, std::uint64_t& checksum) {
+    std::size_t first = base_size; // the first base position that moves
+    if (!sc.left.empty()) {
+        first = sc.left.front();
+    }
+    if (!sc.selected_entering.empty()) { // by index, hence by position
+        first = std::min<std::size_t>(first, sc.candidates[sc.selected_entering.front()].position);
+    }
+    sc.next.assign(frame.entries.begin() + static_cast<std::ptrdiff_t>(first),
+                   frame.entries.begin() + static_cast<std::ptrdiff_t>(base_size));
+    // Written in place through a cursor: a push_back per entry was a tenth of the writing (an out-of-line
+    // call and a capacity check per entry, for a size known in advance).
+    const auto most = base_size + sc.selected_entering.size();
+    if (frame.entries.size() < most) {
+        frame.entries.resize(most);
+    }
+    view_entry* kept = frame.entries.data() + first;
+    std::size_t from = first; // base positions [from, ...) not placed yet; sc.next holds [first, base_size)
+    const auto keep_until = [&](std::size_t end) {
+        kept = std::copy(sc.next.data() + (from - first), sc.next.data() + (end - first), kept);
+        from = end;
+    };
+    // The entering entities that go before base entry `position` (by index).
+    std::size_t s = 0;
+    const auto enter_before = [&](std::size_t position) {
+        for (; s < sc.selected_entering.size() && sc.candidates[sc.selected_entering[s]].position <= position;
+             ++s) {
+            const auto& c = sc.candidates[sc.selected_entering[s]];
+            keep_until(c.position);
+            *kept = view_entry::make(c.index, c.generation, tick, no_tick, tick, rows.term(c.index));
+            checksum += kept->term;
+            ++kept;
+            sc.entered.push_back(c.index);
+        }
+    };
+    for (const auto p : sc.left) {
+        enter_before(p);
+        keep_until(p);
+        from = p + 1;
+    }
+    enter_before(base_size);
+    keep_until(base_size);
+    // An index may leave (old occupant) and enter (new one) at once: the entry order stays by index
+    // because the left entry is not kept.
+    frame.entries.resize(static_cast<std::size_t>(kept - frame.entries.data()));
 }
 
 } // namespace
@@ -399,12 +453,27 @@ view_write_report client_view::write(std::span<const net_entity> relevant, std::
         report.base = base->tick;
     }
 
+    // The new view, written by base position as the merge goes (see write_scratch::next). Until it is whole,
+    // it must not be taken for one sent: an exception below gives its slot back.
+    view_frame& frame = frames_.push_back(); // a dropped view's buffers: the slot was reserved above
+    struct unfinished_view {
+        recycling_queue<view_frame>& frames;
+        bool done{false};
+        ~unfinished_view() {
+            if (!done) {
+                frames.pop_back();
+            }
+        }
+    } unfinished{frames_};
+    frame.tick = tick;
+    frame.tables_version = encoder.tables_version();
+    if (frame.entries.size() < base_entries.size()) {
+        frame.entries.resize(base_entries.size());
+    }
+    view_entry* const next = frame.entries.data();
+
     sc.candidates.clear();
     sc.reference.resize(layout.width());
-    if (sc.next.size() < base_entries.size()) {
-        sc.next.resize(base_entries.size());
-    }
-    view_entry* const next = sc.next.data();
     // The sum of the new view's terms: the base's, less the terms of the entries that change or leave,
     // plus those of what replaces them and of what enters.
     std::uint64_t checksum = base != nullptr ? base->checksum : 0;
@@ -627,55 +696,12 @@ view_write_report client_view::write(std::span<const net_entity> relevant, std::
     }
 
     // The new view: the base's entries as they became, less those that left, with those that entered.
-    view_frame& frame = frames_.push_back(); // a dropped view's buffers, if the queue kept one here
-    // Until it is whole, a view must not be taken for one sent: an exception below gives its slot back.
-    struct unfinished_view {
-        recycling_queue<view_frame>& frames;
-        bool done{false};
-        ~unfinished_view() {
-            if (!done) {
-                frames.pop_back();
-            }
-        }
-    } unfinished{frames_};
-    frame.tick = tick;
-    frame.tables_version = encoder.tables_version();
-    // Written in place through a cursor: a push_back per entry was a tenth of the writing (an out-of-line
-    // call and a capacity check per entry, for a size known in advance).
-    const auto most = base_entries.size() + sc.selected_entering.size();
-    if (frame.entries.size() < most) {
-        frame.entries.resize(most);
-    }
-    view_entry* kept = frame.entries.data();
-    std::size_t from = 0; // next[from, ...) not placed yet
-    const auto keep_until = [&](std::size_t end) {
-        kept = std::copy(next + from, next + end, kept);
-        from = end;
-    };
-    // The entering entities that go before base entry `position` (by index).
     sc.entered.clear();
-    std::size_t s = 0;
-    const auto enter_before = [&](std::size_t position) {
-        for (; s < sc.selected_entering.size() && sc.candidates[sc.selected_entering[s]].position <= position;
-             ++s) {
-            const auto& c = sc.candidates[sc.selected_entering[s]];
-            keep_until(c.position);
-            *kept = view_entry::make(c.index, c.generation, tick, no_tick, tick, rows.term(c.index));
-            checksum += kept->term;
-            ++kept;
-            sc.entered.push_back(c.index);
-        }
-    };
-    for (const auto p : sc.left) {
-        enter_before(p);
-        keep_until(p);
-        from = p + 1;
+    if (sc.left.empty() && sc.selected_entering.empty()) {
+        frame.entries.resize(base_entries.size()); // written in place already
+    } else {
+        place_around_changes(sc, frame, base_entries.size(), tick, rows, checksum);
     }
-    enter_before(base_entries.size());
-    keep_until(base_entries.size());
-    // An index may leave (old occupant) and enter (new one) at once: the entry order stays by index
-    // because the left entry is not kept.
-    frame.entries.resize(static_cast<std::size_t>(kept - frame.entries.data()));
     frame.checksum = checksum;
 
     // The body (docs/protocol.md, "Interest-managed snapshots").
