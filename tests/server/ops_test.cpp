@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 #include <spdlog/sinks/ostream_sink.h>
 
+#include "ecsnet/server/inspector/json_out.hpp"
 #include "ecsnet/server/logging.hpp"
 #include "ecsnet/server/metrics.hpp"
 #include "ecsnet/server/options.hpp"
@@ -155,6 +156,38 @@ TEST(Logging, JsonLinesEscapeWhateverTheMessageHolds) {
     EXPECT_NE(output.find("'quote \" backslash \\\\ newline \\n tab \\t'"), std::string::npos) << output;
     EXPECT_NE(output.find("caf\xc3\xa9"), std::string::npos) << output;  // valid UTF-8 kept
     EXPECT_NE(output.find("\xef\xbf\xbd"), std::string::npos) << output; // invalid bytes become U+FFFD
+}
+
+TEST(InspectorJson, KeysAndValuesEscapeAsTheLogLinesDo) {
+    // The inspector's API carries clients' names: whatever their bytes, a browser must parse the page.
+    const std::vector<std::string> texts{
+        "quote \" backslash \\ newline \n tab \t",
+        std::string{"nul \0 bell \a del \x7f", 18},
+        "utf-8 caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x8e\xae",
+        "broken utf-8 \xc3 \xff \xed\xa0\x80 \xf4\x90\x80\x80 end",
+    };
+    inspector::json_out out;
+    out.begin_array();
+    for (const auto& text : texts) {
+        out.begin_object().member(text, text).end_object();
+    }
+    out.end_array();
+    const auto [status, output] =
+        run_with_input("python3 -c 'import json,sys\n"
+                       "for record in json.loads(sys.stdin.buffer.read().decode(\"utf-8\")):\n"
+                       "    [(key, value)] = record.items()\n"
+                       "    assert key == value, record\n"
+                       "    print(ascii(value))'",
+                       out.str());
+    ASSERT_EQ(status, 0) << output;
+    EXPECT_NE(output.find("'quote \" backslash \\\\ newline \\n tab \\t'"), std::string::npos) << output;
+    EXPECT_NE(output.find("'nul \\x00 bell \\x07 del \\x7f'"), std::string::npos) << output;
+    EXPECT_NE(output.find("caf\\xe9 \\u20ac \\U0001f3ae"), std::string::npos) << output; // valid UTF-8 kept
+    // Each byte outside valid UTF-8 (a lone lead, 0xFF, a surrogate, above U+10FFFF) becomes U+FFFD.
+    EXPECT_NE(
+        output.find("'broken utf-8 \\ufffd \\ufffd \\ufffd\\ufffd\\ufffd \\ufffd\\ufffd\\ufffd\\ufffd end'"),
+        std::string::npos)
+        << output;
 }
 
 TEST(Options, DefaultsFlagsAndConfigFile) {

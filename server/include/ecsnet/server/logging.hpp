@@ -15,9 +15,6 @@ namespace ecsnet::server {
 
 enum class log_format { text, json };
 
-/// Appends `text` to `out` as the inside of a JSON string (quotes not included).
-void append_json_escaped(std::string& out, std::string_view text);
-
 /// spdlog formatter writing {"time":"...","level":"info","logger":"server","msg":"..."} lines.
 class json_formatter final : public spdlog::formatter {
 public:

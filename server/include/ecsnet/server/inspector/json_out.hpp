@@ -1,8 +1,8 @@
 #pragma once
 
 // A compact JSON writer for the inspector's API (no indentation: the payloads go to a browser several
-// times a second). Strings are escaped per RFC 8259 (control characters as \u00XX, invalid UTF-8 passed
-// through as is: the server's own strings only); non-finite numbers are written as null. The caller nests
+// times a second). Strings are escaped as the JSON log lines are (json_escape.hpp: any bytes, clients' names
+// among them, give valid JSON); non-finite numbers are written as null. The caller nests
 // begin/end calls correctly and calls key() before each member of an object. (bots/json_writer.hpp is the
 // bots' pretty-printing one; the server does not depend on the bots.)
 
@@ -13,6 +13,8 @@
 #include <string_view>
 #include <type_traits>
 #include <vector>
+
+#include "ecsnet/server/json_escape.hpp"
 
 namespace ecsnet::server::inspector {
 
@@ -102,34 +104,7 @@ private:
     }
     void quote(std::string_view text) {
         out_ += '"';
-        for (const char c : text) {
-            switch (c) {
-            case '"':
-                out_ += "\\\"";
-                break;
-            case '\\':
-                out_ += "\\\\";
-                break;
-            case '\n':
-                out_ += "\\n";
-                break;
-            case '\r':
-                out_ += "\\r";
-                break;
-            case '\t':
-                out_ += "\\t";
-                break;
-            default:
-                if (static_cast<unsigned char>(c) < 0x20) {
-                    constexpr char hex[] = "0123456789abcdef";
-                    out_ += "\\u00";
-                    out_ += hex[(c >> 4) & 0xF];
-                    out_ += hex[c & 0xF];
-                } else {
-                    out_ += c;
-                }
-            }
-        }
+        append_json_escaped(out_, text);
         out_ += '"';
     }
 
