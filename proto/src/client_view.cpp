@@ -121,10 +121,10 @@ struct write_scratch {
     std::vector<ranked> optional; // candidates not in flight, admitted by priority
     // The base's entries as they became, by base position, when some left or entered: the merge writes
     // them into the new view's own array at their base positions, which is the view itself when none did
-    // (seven ticks in eight: relevancy changes every eighth), and is otherwise copied here and placed back
-    // around what left and what entered. (A view was once made from the base in a second pass over a list
-    // of the entries edited, copying the short runs between them: 6% more of the replication's
-    // instructions; then through this buffer every tick, a copy of the whole view each time.)
+    // (four writes in ten in the arena, whose NPCs despawn and spawn), and is otherwise copied here from the
+    // first that moves and placed back around what left and what entered. (A view was once made from the base
+    // in a second pass over a list of the entries edited, copying the short runs between them: 6% more of the
+    // replication's instructions; then through this buffer every tick, a copy of the whole view each time.)
     std::vector<view_entry> next;
     std::vector<std::uint32_t> left;          // base positions
     std::vector<removal_reason> left_reasons; // parallel to left
@@ -425,7 +425,7 @@ view_write_report client_view::write(std::span<const net_entity> relevant, std::
     const auto& rows = encoder.rows();
     const auto& layout = rows.layout();
     const tick_type tick = encoder.tick();
-    // The new view's slot is made before the base and the newest are looked at: making it may move them.
+    // Room for the new view is made before the base and the newest are looked at: making it may move them.
     // At most max_frames_ views are kept, and the one written before the oldest is dropped.
     frames_.reserve(frames_.size() + 1, max_frames_ + 1);
     const view_frame* base = this->base();
