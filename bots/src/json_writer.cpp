@@ -3,41 +3,14 @@
 #include <cmath>
 #include <cstdio>
 
+#include <nlohmann/json.hpp>
+
 namespace ecsnet::bots {
 
 std::string json_writer::quote(std::string_view text) {
-    std::string out;
-    out.reserve(text.size() + 2);
-    out += '"';
-    for (const char c : text) {
-        switch (c) {
-        case '"':
-            out += "\\\"";
-            break;
-        case '\\':
-            out += "\\\\";
-            break;
-        case '\n':
-            out += "\\n";
-            break;
-        case '\r':
-            out += "\\r";
-            break;
-        case '\t':
-            out += "\\t";
-            break;
-        default:
-            if (static_cast<unsigned char>(c) < 0x20) {
-                char escaped[8];
-                std::snprintf(escaped, sizeof escaped, "\\u%04x", static_cast<unsigned>(c));
-                out += escaped;
-            } else {
-                out += c; // UTF-8 bytes pass through
-            }
-        }
-    }
-    out += '"';
-    return out;
+    // Escaped as the server's JSON log lines are (server/include/ecsnet/server/json_escape.hpp): RFC 8259,
+    // and each byte outside valid UTF-8 (a server's message the bots quote) as U+FFFD.
+    return nlohmann::json(text).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 void json_writer::newline() {

@@ -424,6 +424,8 @@ TEST(JsonWriter, NestingEscapingAndNumbers) {
               "{\n  \"a\": 1,\n  \"list\": [\n    1.5,\n    \"x\",\n    true\n  ],\n  \"empty\": {},\n"
               "  \"nan\": null\n}");
     EXPECT_EQ(json_writer::quote("a\"b\\c\n\t\x1f"), "\"a\\\"b\\\\c\\n\\t\\u001f\"");
+    // A server's message may hold any bytes: valid UTF-8 stays, each other byte becomes U+FFFD.
+    EXPECT_EQ(json_writer::quote("caf\xc3\xa9 \xff\xc3"), "\"caf\xc3\xa9 \xef\xbf\xbd\xef\xbf\xbd\"");
 }
 
 } // namespace

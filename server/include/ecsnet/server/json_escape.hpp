@@ -8,9 +8,10 @@
 
 namespace ecsnet::server {
 
-/// Appends `text` to `out` as the inside of a JSON string (quotes not included): '"' and '\\' escaped,
-/// control characters and DEL as \n, \r, \t or \u00XX, valid UTF-8 copied as is, and each byte that is not
-/// part of valid UTF-8 (overlong forms, surrogates, code points above U+10FFFF, RFC 3629) as U+FFFD.
+/// Appends `text` to `out` as the inside of a JSON string (quotes not included), as nlohmann/json writes it:
+/// '"' and '\\' escaped, control characters as \b, \f, \n, \r, \t or \u00XX, valid UTF-8 copied as is, and
+/// each byte that is not part of valid UTF-8 (overlong forms, surrogates, code points above U+10FFFF) as
+/// U+FFFD.
 void append_json_escaped(std::string& out, std::string_view text);
 
 } // namespace ecsnet::server
