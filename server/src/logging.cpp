@@ -1,16 +1,14 @@
 #include "ecsnet/server/logging.hpp"
 
-#include "ecsnet/server/json_escape.hpp"
-
-#include <array>
 #include <chrono>
-#include <cstdio>
 #include <stdexcept>
 
 #include <fmt/chrono.h>
 #include <fmt/format.h>
 #include <google/protobuf/stubs/logging.h>
 #include <spdlog/sinks/stdout_sinks.h>
+
+#include "ecsnet/server/json_escape.hpp"
 
 namespace ecsnet::server {
 

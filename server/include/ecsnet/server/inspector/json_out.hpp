@@ -1,8 +1,8 @@
 #pragma once
 
 // A compact JSON writer for the inspector's API (no indentation: the payloads go to a browser several
-// times a second). Strings are escaped as the JSON log lines are (json_escape.hpp: any bytes, clients' names
-// among them, give valid JSON); non-finite numbers are written as null. The caller nests
+// times a second). Strings are escaped as the JSON log lines are (json_escape.hpp: whatever their bytes,
+// clients' names among them, the page parses); non-finite numbers are written as null. The caller nests
 // begin/end calls correctly and calls key() before each member of an object. (bots/json_writer.hpp is the
 // bots' pretty-printing one; the server does not depend on the bots.)
 
