@@ -250,13 +250,17 @@ std::size_t write_view_body(write_scratch& sc, const view_encoder& encoder, cons
     return shared;
 }
 
-// The new view when entries left or entered: the base's entries as the merge left them in frame.entries
-// (`base_size` of them, by base position) placed again less those that left, with those that entered in
-// index order; adds the terms of those that entered to `checksum`, and lists their indices in sc.entered.
-// The entries before the first that left or the first that entered stay where they are: only the rest
-// goes through sc.next (a client's view changes this way in most ticks, by an entity or two).
+// The new view: the base's entries as the merge left them in frame.entries (`base_size` of them, by base
+// position) placed again less those that left, with those that entered in index order; adds the terms of
+// those that entered to `checksum`, and lists their indices in sc.entered. The entries before the first
+// that left or the first that entered stay where they are (all of them when none did): only the rest goes
+// through sc.next.
 void place_around_changes(write_scratch& sc, view_frame& frame, std::size_t base_size, tick_type tick,
                           const row_history& rows, std::uint64_t& checksum) {
+    if (sc.left.empty() && sc.selected_entering.empty()) {
+        frame.entries.resize(base_size); // the merge's writes are the view (four writes in ten in the arena)
+        return;
+    }
     std::size_t first = base_size; // the first base position that moves
     if (!sc.left.empty()) {
         first = sc.left.front();
@@ -697,11 +701,7 @@ view_write_report client_view::write(std::span<const net_entity> relevant, std::
 
     // The new view: the base's entries as they became, less those that left, with those that entered.
     sc.entered.clear();
-    if (sc.left.empty() && sc.selected_entering.empty()) {
-        frame.entries.resize(base_entries.size()); // written in place already
-    } else {
-        place_around_changes(sc, frame, base_entries.size(), tick, rows, checksum);
-    }
+    place_around_changes(sc, frame, base_entries.size(), tick, rows, checksum);
     frame.checksum = checksum;
 
     // The body (docs/protocol.md, "Interest-managed snapshots").
