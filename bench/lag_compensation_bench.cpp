@@ -1,14 +1,20 @@
 // Lag compensation (issue 17): what recording the hit-testable entities costs per tick, against a plain
-// copy of the same positions and radii, what a shot's query costs, and the history's memory per entity.
+// copy of the same positions and radii, what a shot's query costs, and the history's memory per entity;
+// and the tick's part after the capture as game_server runs it, the record beside the interest replicator's
+// own updates (on its second worker) against after them.
 //
 //   build/bench/lag_compensation_bench [--benchmark_filter=...]
+//   build/bench/lag_compensation_bench --benchmark_filter=AfterCapture --benchmark_repetitions=10
+//       --benchmark_enable_random_interleaving=true   (one command line)
 //
 // The world: N entities of the arena (Transform, hit_target radius 0.5 m) at random positions; the history
 // of the server's default window (500 ms at 30 Hz: 17 ticks).
 
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include <benchmark/benchmark.h>
@@ -16,8 +22,11 @@
 #include "ecsnet/arena/components.hpp"
 #include "ecsnet/arena/scene.hpp"
 #include "ecsnet/proto/history.hpp"
+#include "ecsnet/server/arena_world.hpp"
 #include "ecsnet/server/hit_target.hpp"
+#include "ecsnet/server/interest_replicator.hpp"
 #include "ecsnet/server/lag_compensation.hpp"
+#include "ecsnet/server/server_metrics.hpp"
 
 namespace {
 
@@ -135,6 +144,56 @@ void BM_Raycast(benchmark::State& state) {
     state.SetItemsProcessed(state.iterations() * state.range(0));
 }
 BENCHMARK(BM_Raycast)->Arg(100)->Arg(10'000);
+
+// The tick after its capture, wall time: the interest replicator's tick (rows, grid, marks; 100 clients'
+// relevant sets, a staggered eighth of them a tick) and lag compensation's record of the arena's 10,000
+// NPCs, the record after the replicator (/0) or beside its updates, on its second worker (/1, as
+// game_server::tick does). The arena's systems and the capture run untimed.
+void BM_AfterCapture(benchmark::State& state) {
+    const bool alongside = state.range(0) != 0;
+    server::arena_world world{server::arena_options{10'000, 42, 30, 1}};
+    proto::snapshot_history history{world.replicated_schema(), world.registry(),
+                                    proto::history_options{32, 30}};
+    server::server_metrics metrics;
+    server::interest_replicator replicator{world, history, *world.spatial(),
+                                           server::interest_options{160.0F, 128, 30, 8, 128, 52, 2}, metrics};
+    server::lag_compensation compensation{world.replicated_schema(), *world.spatial(),
+                                          server::lag_compensation_options{}};
+    std::vector<std::unique_ptr<server::client_replication>> clients;
+    for (server::client_id id = 1; id <= 100; ++id) {
+        std::optional<server::refusal> refused;
+        clients.push_back(replicator.join(id, world.client_joined(id, "bot"), v1::ClientHello{}, refused));
+    }
+    proto::tick_type tick = 0;
+    const auto next_tick = [&] {
+        world.update(1.0 / 30.0);
+        ++tick;
+        history.capture(tick, std::uint64_t{tick} * 33'333);
+    };
+    const auto record = [&] {
+        compensation.record(world.registry(), tick, static_cast<std::int64_t>(tick) * 33'333,
+                            &history.newest());
+    };
+    for (int warm = 0; warm < 40; ++warm) {
+        next_tick();
+        replicator.tick(tick, std::uint64_t{tick} * 33'333);
+        record();
+    }
+    const std::function<void()> beside = record;
+    for (auto _ : state) {
+        state.PauseTiming();
+        next_tick();
+        state.ResumeTiming();
+        if (alongside) {
+            replicator.tick(tick, std::uint64_t{tick} * 33'333, beside);
+        } else {
+            replicator.tick(tick, std::uint64_t{tick} * 33'333);
+            record();
+        }
+    }
+    state.counters["targets"] = static_cast<double>(compensation.history().newest_size());
+}
+BENCHMARK(BM_AfterCapture)->Arg(0)->Arg(1)->UseRealTime()->Unit(benchmark::kMicrosecond);
 
 } // namespace
 

@@ -4,6 +4,7 @@
 #include "ecsnet/server/game_server.hpp"
 
 #include <algorithm>
+#include <functional>
 
 #include <spdlog/spdlog.h>
 
@@ -85,11 +86,19 @@ void game_server::tick() {
 
     // 3. Capture the replicated state.
     ++tick_;
-    history_.capture(tick_, server_time_us(started));
-    replicator_->tick(tick_, server_time_us(started));
-    if (lag_compensation_) { // with the snapshot's time: what clients interpolate is what shots rewind to
-        lag_compensation_->record(world_->registry(), tick_,
-                                  static_cast<std::int64_t>(server_time_us(started)), &history_.newest());
+    const auto captured_at = server_time_us(started);
+    history_.capture(tick_, captured_at);
+    // Lag compensation's record, with the snapshot's time (what clients interpolate is what shots rewind
+    // to), runs beside the replicator's own updates.
+    std::function<void()> record_hits;
+    if (lag_compensation_) {
+        record_hits = [this, captured_at] {
+            lag_compensation_->record(world_->registry(), tick_, static_cast<std::int64_t>(captured_at),
+                                      &history_.newest());
+        };
+    }
+    replicator_->tick(tick_, captured_at, record_hits);
+    if (lag_compensation_) {
         metrics_.hit_history_bytes.set(static_cast<double>(lag_compensation_->history().memory_bytes()));
     }
     if (tick_observer_) {

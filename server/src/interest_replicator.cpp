@@ -222,16 +222,35 @@ void interest_replicator::read_relevance_marks() {
     std::sort(owned_.begin(), owned_.end());
 }
 
-void interest_replicator::tick(proto::tick_type tick, std::uint64_t server_time_us) {
+void interest_replicator::tick(proto::tick_type tick, std::uint64_t server_time_us,
+                               const std::function<void()>& alongside) {
     tick_ = tick;
     time_offset_us_ = static_cast<std::int64_t>(server_time_us) -
                       static_cast<std::int64_t>(std::uint64_t{tick} * 1000000ULL / options_.tick_rate);
-    rows_.update(*history_);
-    for (auto& slot : encoders_) {
-        slot->encoder.begin_tick();
+    const auto update_tables = [this] {
+        rows_.update(*history_);
+        for (auto& slot : encoders_) {
+            slot->encoder.begin_tick();
+        }
+        move_grid();
+        read_relevance_marks();
+    };
+    if (pool_ && alongside) {
+        // Neither writes what the other reads: the tables are the replicator's, `alongside` reads only the
+        // registry and the history, which nothing writes until the next tick.
+        pool_->parallel_for(2, [&](std::size_t part) {
+            if (part == 0) {
+                update_tables();
+            } else {
+                alongside();
+            }
+        });
+    } else {
+        update_tables();
+        if (alongside) {
+            alongside();
+        }
     }
-    move_grid();
-    read_relevance_marks();
     due_.clear();
     // A client whose avatar jumped (a teleport, a respawn) would see the place it left until its turn: its
     // set is recomputed before it, at most half a turn's share of such clients a tick (the others on the

@@ -19,7 +19,11 @@ world_replicator::world_replicator(const proto::snapshot_history& history, serve
     , metrics_{&metrics}
     , encoder_{history} {}
 
-void world_replicator::tick(proto::tick_type, std::uint64_t) {}
+void world_replicator::tick(proto::tick_type, std::uint64_t, const std::function<void()>& alongside) {
+    if (alongside) {
+        alongside();
+    }
+}
 
 std::unique_ptr<client_replication> world_replicator::join(client_id, entity, const v1::ClientHello&,
                                                            std::optional<refusal>&) {

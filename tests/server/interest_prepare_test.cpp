@@ -255,6 +255,46 @@ TEST(InterestPrepare, OneWorkerWritesWhenAsked) {
     EXPECT_EQ(metrics.snapshots_discarded.value(), 0U);
 }
 
+// The tick's other work on the capture (game_server passes lag compensation's record) runs once a tick,
+// before tick() returns, with one worker or beside the tables' update on two; what it reads is the tick
+// just captured, and the snapshots written after it are the same either way.
+TEST(InterestPrepare, TheTicksOtherWorkRunsOnceBeforeTickReturns) {
+    std::vector<std::string> snapshots_by_workers[2];
+    for (const std::size_t workers : {std::size_t{1}, std::size_t{2}}) {
+        arena_world world{arena_options{2'000, 11, 30, 1}};
+        proto::snapshot_history history{world.replicated_schema(), world.registry(),
+                                        proto::history_options{32, 30}};
+        server_metrics metrics;
+        interest_replicator replicator{world, history, *world.spatial(),
+                                       interest_options{160.0F, 128, 30, 2, 128, 52, workers}, metrics};
+        std::optional<refusal> refused;
+        const auto joined = replicator.join(1, world.client_joined(1, "c"), v1::ClientHello{}, refused);
+        ASSERT_NE(joined, nullptr);
+        std::vector<client_replication*> replications{joined.get()};
+        std::size_t runs = 0;
+        std::size_t saw_the_capture = 0;
+        constexpr proto::tick_type ticks = 40;
+        for (proto::tick_type tick = 1; tick <= ticks; ++tick) {
+            world.update(1.0 / 30.0);
+            history.capture(tick, tick * 33'333U);
+            replicator.tick(tick, tick * 33'333U, [&] {
+                ++runs;
+                saw_the_capture += history.newest_tick() == tick ? 1 : 0;
+            });
+            EXPECT_EQ(runs, tick) << workers << " worker(s)";
+            replicator.prepare(replications);
+            const auto snapshot = replicator.snapshot(*joined);
+            ASSERT_TRUE(snapshot.has_value());
+            snapshots_by_workers[workers - 1].emplace_back(snapshot->envelope());
+            v1::Ack ack;
+            ack.set_tick(tick);
+            replicator.on_ack(*joined, ack);
+        }
+        EXPECT_EQ(saw_the_capture, ticks);
+    }
+    EXPECT_EQ(snapshots_by_workers[0], snapshots_by_workers[1]);
+}
+
 } // namespace
 
 } // namespace interest_prepare_test

@@ -84,7 +84,11 @@ public:
     ~interest_replicator() override;
 
     [[nodiscard]] bool interest_managed() const noexcept override { return true; }
-    void tick(proto::tick_type tick, std::uint64_t server_time_us) override;
+    using replicator::tick;
+    /// Brings the rows, the grid and the marks up to date (with `alongside` on the other worker), then
+    /// recomputes the relevant sets due this tick, split between the workers.
+    void tick(proto::tick_type tick, std::uint64_t server_time_us,
+              const std::function<void()>& alongside) override;
     std::unique_ptr<client_replication> join(client_id client, entity avatar, const v1::ClientHello& hello,
                                              std::optional<refusal>& refused) override;
     void leave(client_replication& client) override;

@@ -9,10 +9,11 @@
 //                        under its bandwidth budget, coded per entity and shared between clients.
 // game_server keeps what is common (handshake, flow control, acks' validity, timing) and asks its
 // replicator for the rest. Everything runs on the server's network thread, except what a replicator does
-// on its own workers inside prepare().
+// on its own workers inside tick() and prepare().
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -58,8 +59,13 @@ public:
     virtual ~replicator() = default;
 
     [[nodiscard]] virtual bool interest_managed() const noexcept = 0;
-    /// Once per tick, after the history captured it.
-    virtual void tick(proto::tick_type tick, std::uint64_t server_time_us) = 0;
+    /// Once per tick, after the history captured it. `alongside`, when set, is the rest of the tick's work
+    /// on what was captured (lag compensation's record): it only reads the registry and the history, and
+    /// runs exactly once before tick() returns, on one of the replicator's workers if it has some, while
+    /// the replicator brings its own tables up to date (the tick's serial part is shorter by it).
+    virtual void tick(proto::tick_type tick, std::uint64_t server_time_us,
+                      const std::function<void()>& alongside) = 0;
+    void tick(proto::tick_type tick, std::uint64_t server_time_us) { this->tick(tick, server_time_us, {}); }
 
     /// A client completed its handshake: its state, or why it cannot be served.
     virtual std::unique_ptr<client_replication>

@@ -17,7 +17,9 @@ public:
     world_replicator(const proto::snapshot_history& history, server_metrics& metrics);
 
     [[nodiscard]] bool interest_managed() const noexcept override { return false; }
-    void tick(proto::tick_type tick, std::uint64_t server_time_us) override;
+    using replicator::tick;
+    void tick(proto::tick_type tick, std::uint64_t server_time_us,
+              const std::function<void()>& alongside) override;
     std::unique_ptr<client_replication> join(client_id client, entity avatar, const v1::ClientHello& hello,
                                              std::optional<refusal>& refused) override;
     void leave(client_replication& client) override;
