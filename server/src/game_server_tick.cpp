@@ -4,7 +4,11 @@
 #include "ecsnet/server/game_server.hpp"
 
 #include <algorithm>
+#include <array>
 #include <functional>
+#include <iterator>
+#include <string>
+#include <string_view>
 
 #include <spdlog/spdlog.h>
 
@@ -17,6 +21,31 @@ namespace ecsnet::server {
 using clock = std::chrono::steady_clock;
 
 namespace {
+
+// The tick's parts as they end, in the order of the phases of ecsnet_tick_phase_seconds_total.
+class tick_parts {
+public:
+    void add(std::chrono::nanoseconds took) noexcept {
+        if (count_ < took_.size()) {
+            took_[count_++] = took;
+        }
+    }
+    /// "inputs 0.41 ms, systems 0.70 ms, ...".
+    [[nodiscard]] std::string describe() const {
+        static constexpr std::array<std::string_view, 6> names{"inputs",  "systems", "capture",
+                                                               "prepare", "send",    "other"};
+        std::string out;
+        for (std::size_t i = 0; i < count_; ++i) {
+            fmt::format_to(std::back_inserter(out), "{}{} {:.2f} ms", i == 0 ? "" : ", ", names[i],
+                           std::chrono::duration<double, std::milli>(took_[i]).count());
+        }
+        return out;
+    }
+
+private:
+    std::array<std::chrono::nanoseconds, 6> took_{};
+    std::size_t count_{};
+};
 
 // The tick visits every link three times (inputs, the snapshots to prepare, the sends), each finding its
 // state cold (a thousand links were visited since): each visit asks for a link's state this many links
@@ -36,11 +65,14 @@ void game_server::schedule_tick(clock::time_point at) {
 
 void game_server::tick() {
     const auto started = clock::now();
-    // Each part's time goes to its counter as the part ends (ecsnet_tick_phase_seconds_total).
+    // Each part's time goes to its counter as the part ends (ecsnet_tick_phase_seconds_total), and into
+    // the line an overrun logs, which says where the time went.
     auto part_started = started;
-    const auto part_ended = [&part_started](counter& part, clock::time_point now = clock::now()) {
-        part.add(static_cast<std::uint64_t>(
-            std::chrono::duration_cast<std::chrono::nanoseconds>(now - part_started).count()));
+    tick_parts parts;
+    const auto part_ended = [&part_started, &parts](counter& part, clock::time_point now = clock::now()) {
+        const auto took = std::chrono::duration_cast<std::chrono::nanoseconds>(now - part_started);
+        part.add(static_cast<std::uint64_t>(took.count()));
+        parts.add(took);
         part_started = now;
     };
 
@@ -173,11 +205,11 @@ void game_server::tick() {
         metrics_.tick_overruns.add();
         const auto overruns = metrics_.tick_overruns.value();
         if (overruns <= 10 || overruns % 100 == 0) { // a struggling server must not drown in its own logs
-            spdlog::warn(
-                "tick {} overran: {:.2f} ms for a {:.2f} ms period, {} slot(s) skipped ({} overruns so far)",
-                tick_, std::chrono::duration<double, std::milli>(ended - started).count(),
-                std::chrono::duration<double, std::milli>(pacer_.period()).count(), next.skipped_slots,
-                overruns);
+            spdlog::warn("tick {} overran: {:.2f} ms for a {:.2f} ms period ({}), {} slot(s) skipped ({} "
+                         "overruns so far)",
+                         tick_, std::chrono::duration<double, std::milli>(ended - started).count(),
+                         std::chrono::duration<double, std::milli>(pacer_.period()).count(), parts.describe(),
+                         next.skipped_slots, overruns);
         }
     }
     if (const auto before = snapshot_stride_.stride();

@@ -2,10 +2,13 @@
 // cause is written a few times, then summarized once a period, while /metrics counts every event exactly.
 // (A log that grows with what strangers send is how a disk fills and a host dies.)
 
+#include <atomic>
 #include <cctype>
 #include <map>
 #include <memory>
 #include <sstream>
+#include <string>
+#include <thread>
 
 #include <gtest/gtest.h>
 #include <spdlog/sinks/ostream_sink.h>
@@ -178,6 +181,33 @@ TEST(LogFlood, JunkConnectionsLeaveABoundedLogAndExactCounters) {
     EXPECT_EQ(logged, expected) << text;        // every disconnect is either a line or in a summary
     EXPECT_LT(line_count, 40U) << text;         // not 2,000
     EXPECT_LT(text.size(), 8U * 1024U) << text; // bytes, whatever the lines hold
+}
+
+// An overrun's line says where the tick's time went: every part by name, the slow one with its time.
+TEST(LogFlood, AnOverrunsLineSaysWhichPartOfTheTickTookTheTime) {
+    captured_log log;
+    std::atomic<unsigned> ticks{0};
+    running_server server{test_options(), [&ticks](proto::tick_type, const proto::snapshot_history&) {
+                              if (ticks++ % 10 == 5) { // the observer runs in the capture part
+                                  std::this_thread::sleep_for(45ms);
+                              }
+                          }};
+    const auto deadline = steady::now() + 10s;
+    while (server.get().metrics().tick_overruns.value() < 2 && steady::now() < deadline) {
+        std::this_thread::sleep_for(20ms);
+    }
+    server.stop();
+    ASSERT_GE(server.get().metrics().tick_overruns.value(), 2U);
+    const auto text = log.text();
+    const auto at = text.find("overran: ");
+    ASSERT_NE(at, std::string::npos) << text;
+    const auto line = text.substr(at, text.find('\n', at) - at);
+    for (const char* part : {"(inputs ", ", systems ", ", prepare ", ", send ", ", other "}) {
+        EXPECT_NE(line.find(part), std::string::npos) << part << " in: " << line;
+    }
+    const auto capture = line.find(", capture ");
+    ASSERT_NE(capture, std::string::npos) << line;
+    EXPECT_GE(std::stod(line.substr(capture + 10)), 40.0) << line; // the observer's 45 ms
 }
 
 } // namespace
