@@ -687,7 +687,7 @@ view_write_report client_view::write(std::span<const net_entity> relevant, std::
             const auto* previous = extrapolates ? rows.at(e.index, previous_tick) : nullptr;
             layout.reference(value, previous, tick - e.tick, extrapolates ? e.tick - previous_tick : 0,
                              sc.reference.data());
-            now.term = layout.checksum_term(rows.weights(), e.index, e.generation, sc.reference.data());
+            now.term = layout.checksum_term(e.index, e.generation, sc.reference.data());
             sc.deferred.push_back(c.position);
         } else if (c.what == kind::refresh) {
             now = view_entry::make(e.index, e.generation, tick, no_tick, tick, rows.term(e.index));

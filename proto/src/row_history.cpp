@@ -8,7 +8,6 @@ namespace ecsnet::proto {
 
 row_history::row_history(const schema_layout& layout, std::size_t depth)
     : layout_{layout}
-    , weights_{layout}
     , stride_{header_words + layout_.width()}
     , slabs_(std::bit_ceil(std::max<std::size_t>(depth, 2)))
     , slab_mask_{slabs_.size() - 1}
@@ -63,7 +62,7 @@ void row_history::replace(std::uint32_t index, const std::uint32_t* row, slab& i
     recent[0] = version_ref{since, into.tick, slot};
     since = into.tick;
     std::memcpy(current, row, layout_.width() * sizeof(std::uint32_t));
-    r.term = layout_.checksum_term(weights_, index, generations_[index], current);
+    r.term = layout_.checksum_term(index, generations_[index], current);
 }
 
 void row_history::update(const snapshot_history& history) {
@@ -120,7 +119,7 @@ void row_history::update(const snapshot_history& history) {
             since_[index] = tick;
             std::memcpy(rows_.data() + std::size_t{index} * width, row_.data(),
                         width * sizeof(std::uint32_t));
-            r.term = layout_.checksum_term(weights_, index, generation, row_.data());
+            r.term = layout_.checksum_term(index, generation, row_.data());
         }
         next_alive_.push_back(index);
     }

@@ -25,7 +25,6 @@
 #include <span>
 #include <vector>
 
-#include "checksum.hpp"
 #include "entity_row.hpp"
 #include "history.hpp"
 
@@ -40,7 +39,6 @@ public:
     void update(const snapshot_history& history);
 
     [[nodiscard]] const row_layout& layout() const noexcept { return layout_; }
-    [[nodiscard]] const checksum_weights& weights() const noexcept { return weights_; }
     [[nodiscard]] std::size_t depth() const noexcept { return slabs_.size(); }
     /// The newest tick taken (no_tick before the first update).
     [[nodiscard]] tick_type tick() const noexcept { return tick_; }
@@ -139,7 +137,6 @@ private:
     void grow(std::uint32_t index);
 
     row_layout layout_;
-    checksum_weights weights_;
     std::size_t stride_;
     tick_type tick_{no_tick};
     std::vector<std::uint32_t> removed_;
