@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 #include <spdlog/sinks/ostream_sink.h>
 
@@ -26,7 +28,11 @@ using namespace ecsnet::server;
 
 // Runs a shell command with `input` on its standard input; returns its exit status and output.
 std::pair<int, std::string> run_with_input(const std::string& command, const std::string& input) {
-    const auto path = testing::TempDir() + "ecsnet_ops_input.txt";
+    // ctest runs this file's tests as parallel processes: each writes its own file (a shared name let one
+    // test's command read another's input).
+    const auto* test = testing::UnitTest::GetInstance()->current_test_info();
+    const auto path = testing::TempDir() + "ecsnet_ops_input_" + test->test_suite_name() + "_" +
+                      test->name() + "_" + std::to_string(::getpid()) + ".txt";
     {
         std::ofstream file{path, std::ios::binary};
         file << input;
@@ -41,6 +47,7 @@ std::pair<int, std::string> run_with_input(const std::string& command, const std
         output += buffer;
     }
     const int status = pclose(pipe);
+    std::remove(path.c_str());
     return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
 }
 
