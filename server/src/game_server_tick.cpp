@@ -22,29 +22,27 @@ using clock = std::chrono::steady_clock;
 
 namespace {
 
-// The tick's parts as they end, in the order of the phases of ecsnet_tick_phase_seconds_total.
+// The time each part of a tick took, as the parts end.
 class tick_parts {
 public:
-    void add(std::chrono::nanoseconds took) noexcept {
-        if (count_ < took_.size()) {
-            took_[count_++] = took;
-        }
+    void add(tick_part part, std::chrono::nanoseconds took) noexcept {
+        took_[static_cast<std::size_t>(part)] = took;
+        ended_ = std::max(ended_, static_cast<std::size_t>(part) + 1);
     }
-    /// "inputs 0.41 ms, systems 0.70 ms, ...".
+    /// "inputs 0.41 ms, systems 0.70 ms, ...", up to the last part that ended.
     [[nodiscard]] std::string describe() const {
-        static constexpr std::array<std::string_view, 6> names{"inputs",  "systems", "capture",
-                                                               "prepare", "send",    "other"};
         std::string out;
-        for (std::size_t i = 0; i < count_; ++i) {
-            fmt::format_to(std::back_inserter(out), "{}{} {:.2f} ms", i == 0 ? "" : ", ", names[i],
-                           std::chrono::duration<double, std::milli>(took_[i]).count());
+        for (std::size_t part = 0; part < ended_; ++part) {
+            fmt::format_to(std::back_inserter(out), "{}{} {:.2f} ms", part == 0 ? "" : ", ",
+                           tick_part_names[part],
+                           std::chrono::duration<double, std::milli>(took_[part]).count());
         }
         return out;
     }
 
 private:
-    std::array<std::chrono::nanoseconds, 6> took_{};
-    std::size_t count_{};
+    std::array<std::chrono::nanoseconds, tick_part_count> took_{};
+    std::size_t ended_{};
 };
 
 // The tick visits every link three times (inputs, the snapshots to prepare, the sends), each finding its
@@ -69,10 +67,11 @@ void game_server::tick() {
     // the line an overrun logs, which says where the time went.
     auto part_started = started;
     tick_parts parts;
-    const auto part_ended = [&part_started, &parts](counter& part, clock::time_point now = clock::now()) {
+    const auto part_ended = [this, &part_started, &parts](tick_part part,
+                                                          clock::time_point now = clock::now()) {
         const auto took = std::chrono::duration_cast<std::chrono::nanoseconds>(now - part_started);
-        part.add(static_cast<std::uint64_t>(took.count()));
-        parts.add(took);
+        metrics_.tick_part_ns[static_cast<std::size_t>(part)]->add(static_cast<std::uint64_t>(took.count()));
+        parts.add(part, took);
         part_started = now;
     };
 
@@ -110,11 +109,11 @@ void game_server::tick() {
             metrics_.inputs_dry.add();
         }
     });
-    part_ended(metrics_.tick_inputs_ns);
+    part_ended(tick_part::inputs);
 
     // 2. Systems.
     world_->update(1.0 / static_cast<double>(options_.tick_rate));
-    part_ended(metrics_.tick_systems_ns);
+    part_ended(tick_part::systems);
 
     // 3. Capture the replicated state.
     ++tick_;
@@ -142,7 +141,7 @@ void game_server::tick() {
             take_checkpoint(started);
         }
     }
-    part_ended(metrics_.tick_capture_ns);
+    part_ended(tick_part::capture);
     const auto snapshots_started = part_started; // prepare and send: the part the snapshot stride scales
 
     // 4. Every playing client wants this tick; sent now where the socket is idle. A client that predicts
@@ -160,7 +159,7 @@ void game_server::tick() {
         }
     });
     replicator_->prepare(to_prepare_);
-    part_ended(metrics_.tick_prepare_ns);
+    part_ended(tick_part::prepare);
     const auto predicted = predicted_entities();
     const auto ask_transport = [](const client_link& c) { c.prefetch_send(); };
     connections_.for_each_ahead(link_lookahead, ask_transport, [this, &predicted](client_link& c) {
@@ -183,7 +182,7 @@ void game_server::tick() {
         }
         c.want_snapshot();
     });
-    part_ended(metrics_.tick_send_ns);
+    part_ended(tick_part::send);
     snapshot_load_.add(part_started - snapshots_started);
 
     if (udp_) {
@@ -194,7 +193,7 @@ void game_server::tick() {
     peer_log_.flush(ended);
     checkpoint_log_.flush(ended);
     metrics_.ticks.add();
-    part_ended(metrics_.tick_other_ns, ended);
+    part_ended(tick_part::other, ended);
     metrics_.tick_duration.observe(std::chrono::duration<double>(ended - started).count());
     tick_load_.add(ended - started);
     metrics_.entities.set(static_cast<double>(world_->registry().alive()));

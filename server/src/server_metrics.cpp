@@ -45,13 +45,15 @@ server_metrics::server_metrics()
           "(history, relevancy and priorities, lag compensation, checkpoints), prepare (snapshots written "
           "on the workers), send (snapshots and input status handed to the links), other (the transport's "
           "metrics). Their sum is ecsnet_tick_duration_seconds_sum.",
-          "phase", {"inputs", "systems", "capture", "prepare", "send"}, 1e-9)}
-    , tick_inputs_ns{tick_phases.with("inputs")}
-    , tick_systems_ns{tick_phases.with("systems")}
-    , tick_capture_ns{tick_phases.with("capture")}
-    , tick_prepare_ns{tick_phases.with("prepare")}
-    , tick_send_ns{tick_phases.with("send")}
-    , tick_other_ns{tick_phases.with("other")}
+          // The last part, "other", is the family's own bucket for values not declared.
+          "phase", std::vector<std::string>(tick_part_names.begin(), tick_part_names.end() - 1), 1e-9)}
+    , tick_part_ns{[this] {
+        std::array<counter*, tick_part_count> counters{};
+        for (std::size_t part = 0; part < tick_part_count; ++part) {
+            counters[part] = &tick_phases.with(tick_part_names[part]);
+        }
+        return counters;
+    }()}
     , tick_overruns{registry.add_counter("ecsnet_tick_overruns_total",
                                          "Ticks that ran past the start of the next.")}
     , snapshot_stride{registry.add_gauge(

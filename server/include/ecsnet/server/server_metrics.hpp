@@ -2,7 +2,11 @@
 
 // The metrics ecsnet-server exports on /metrics.
 
+#include <array>
+#include <cstddef>
+#include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "metrics.hpp"
@@ -14,18 +18,20 @@ namespace ecsnet::server {
 /// Why the UDP transport refuses datagrams, as the ecsnet_packets_dropped_total{reason} label values.
 [[nodiscard]] const std::vector<std::string>& drop_reason_labels();
 
+/// The parts of game_server::tick in the order they run: the ecsnet_tick_phase_seconds_total{phase} values,
+/// and the parts an overrun's log line names.
+enum class tick_part : std::uint8_t { inputs, systems, capture, prepare, send, other };
+inline constexpr std::size_t tick_part_count = 6;
+inline constexpr std::array<std::string_view, tick_part_count> tick_part_names{
+    "inputs", "systems", "capture", "prepare", "send", "other"};
+
 struct server_metrics {
     metrics_registry registry;
     histogram& tick_duration;
-    // Where the ticks' time goes, in nanoseconds: one counter per part of game_server::tick, the same
-    // counters as tick_phases.with(...) (found once here, not by name every tick).
+    // Where the ticks' time goes, in nanoseconds: one counter per tick_part, the same counters as
+    // tick_phases.with(name) (found once here, not by name every tick).
     counter_family& tick_phases;
-    counter& tick_inputs_ns;
-    counter& tick_systems_ns;
-    counter& tick_capture_ns;
-    counter& tick_prepare_ns;
-    counter& tick_send_ns;
-    counter& tick_other_ns;
+    std::array<counter*, tick_part_count> tick_part_ns;
     counter& tick_overruns;
     gauge& snapshot_stride;
     counter& overload_refusals;
