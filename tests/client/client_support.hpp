@@ -51,9 +51,10 @@ public:
         options.npcs = npcs;
         options.workers = workers;
         options.relevancy_radius = relevancy_radius;
-        // A test machine may be loaded enough to slow ticks down: clients must not be refused as overload
-        // (sessions_test checks that rule on its own).
+        // A test machine may be loaded enough to slow ticks down: clients must not be refused as overload,
+        // nor sent fewer snapshots (sessions_test checks those rules on their own).
         options.max_tick_load = 0.0;
+        options.max_snapshot_stride = 1;
         // TCP and UDP on one port; clients may make their own (development) tokens.
         options.transport = server::transport_kind::both;
         options.insecure_dev = key_file.empty();
