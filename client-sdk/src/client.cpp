@@ -96,7 +96,11 @@ std::uint32_t client::lead_tick(double margin_ticks) const {
     const auto rate = static_cast<double>(std::max<std::uint32_t>(tick_rate(), 1));
     const auto half_rtt_us = static_cast<double>(s.rtt_smoothed.count()) / 2.0;
     const auto server_now_us = static_cast<double>(std::max<std::int64_t>(server_time_us(), 0));
-    const double tick = (server_now_us + half_rtt_us) * rate / 1e6 + 1.0 + std::max(margin_ticks, 0.0);
+    // Counted from the newest applied tick, not from the server's epoch (server_clock.hpp, next_tick_at).
+    const double anchor_tick = s.newest_tick ? static_cast<double>(*s.newest_tick) : 0.0;
+    const double anchor_us = s.newest_tick ? static_cast<double>(s.newest_tick_server_time_us) : 0.0;
+    const double ahead_us = std::max(server_now_us + half_rtt_us - anchor_us, 0.0);
+    const double tick = anchor_tick + ahead_us * rate / 1e6 + 1.0 + std::max(margin_ticks, 0.0);
     return static_cast<std::uint32_t>(std::min(tick, 4.0e9));
 }
 

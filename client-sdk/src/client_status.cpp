@@ -80,7 +80,10 @@ std::uint32_t client_status::estimated_server_tick(steady::time_point now) const
         return stats_.newest_tick ? *stats_.newest_tick + 1 : 0;
     }
     const auto server_now = std::max<std::int64_t>(0, clock_.server_time_us(local_us(now)));
-    return static_cast<std::uint32_t>(server_now * tick_rate_ / 1000000 + 1);
+    if (stats_.newest_tick) {
+        return next_tick_at(*stats_.newest_tick, stats_.newest_tick_server_time_us, server_now, tick_rate_);
+    }
+    return next_tick_at(0, 0, server_now, tick_rate_); // Pongs before any snapshot: from the epoch
 }
 
 void client_status::set_tick_rate(std::uint32_t tick_rate) {

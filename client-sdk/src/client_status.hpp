@@ -39,8 +39,9 @@ public:
     [[nodiscard]] disconnect_info last_disconnect() const;
     [[nodiscard]] client_stats stats() const;
     [[nodiscard]] std::int64_t server_time_us(steady::time_point now) const;
-    /// The server tick an input sent now should reach: the estimated server clock's next tick (before any
-    /// clock sample: the tick after the newest applied).
+    /// The server tick an input sent now should reach: the next tick by the estimated server clock, counted
+    /// from the newest applied tick (server_clock.hpp, next_tick_at; before any clock sample: the tick after
+    /// the newest applied).
     [[nodiscard]] std::uint32_t estimated_server_tick(steady::time_point now) const;
 
     /// Changes counters under the lock.

@@ -101,6 +101,20 @@ TEST(ClientParts, RateMeterMeasuresASteadyRate) {
     EXPECT_EQ(meter.per_second(now + 3s), 0.0);
 }
 
+TEST(ClientParts, TheNextTickIsCountedFromTheNewestTickSeenNotFromTheServersEpoch) {
+    using ecsnet::client::next_tick_at;
+    // Tick 100 ran at 10 s of server time: the server has skipped 200 slots since its epoch (at 30 Hz the
+    // epoch's count would say tick 300).
+    EXPECT_EQ(next_tick_at(100, 10'000'000, 10'000'000, 30), 101U);
+    EXPECT_EQ(next_tick_at(100, 10'000'000, 10'033'332, 30), 101U) << "tick 100 still runs";
+    EXPECT_EQ(next_tick_at(100, 10'000'000, 10'033'334, 30), 102U) << "tick 101 runs";
+    EXPECT_EQ(next_tick_at(100, 10'000'000, 10'100'000, 30), 104U);
+    EXPECT_EQ(next_tick_at(100, 10'000'000, 9'990'000, 30), 101U)
+        << "a clock estimate behind the tick's time";
+    EXPECT_EQ(next_tick_at(0, 0, 10'000'000, 30), 301U) << "from the epoch: tick 0 ran at time 0";
+    EXPECT_EQ(next_tick_at(7, 0, 3'600'000'000, 60), 7U + 216'000U + 1U) << "an hour on, no overflow";
+}
+
 TEST(ClientParts, ServerClockPrefersTheShortestRoundTrip) {
     server_clock clock;
     EXPECT_FALSE(clock.synchronised());

@@ -9,6 +9,7 @@
 #include <deque>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -458,6 +459,55 @@ TEST(Prediction, AClientSendingFutureAndFloodingInputsIsCountedAndAnotherWalksOn
     ASSERT_TRUE(end.has_value());
     EXPECT_GT(end->x - start->x, 4.0F) << "the good client walked east at 4 m/s for most of 2 s";
     EXPECT_EQ(bad.state(), client_state::connected) << "refused inputs are counted, not a disconnect";
+}
+
+// A server that overruns skips slots (tick_pacer.hpp): its tick count falls behind its clock for good. A
+// client that counted ticks from the server's epoch named ticks ever further ahead (a CI run's loaded host
+// put them 33 ahead, and the server refused them as future); counted from the newest tick applied, the
+// inputs of both send_input and lead_tick (the predictor's) name ticks the server will run.
+TEST(Prediction, AfterTheServerSkipsSlotsTheClientsInputsStillNameTicksItWillRun) {
+    test_server srv{0};
+    client net{arena::replicated_schema(), over(transport_kind::udp, "patient")};
+    net.connect("127.0.0.1", srv.port());
+    ASSERT_TRUE(poll_until(net, [&] { return net.own_entity() != null_entity; }));
+    ASSERT_TRUE(poll_until(net, [&] { return net.stats().pongs_received > 0; }))
+        << "the clock is synchronised";
+
+    // 1.5 s without a tick: 45 slots skipped, more than the 32 ticks of lead the server accepts.
+    srv.server().call([] { std::this_thread::sleep_for(1500ms); });
+    const auto after_stall = srv.newest_tick() + 1;
+    ASSERT_TRUE(poll_until(net, [&] { return net.stats().newest_tick >= after_stall; }));
+    const auto& m = srv.server().metrics();
+    const auto future_before = srv.server().call([&] { return m.inputs_future.value(); });
+    const auto late_before = srv.server().call([&] { return m.inputs_late.value(); });
+
+    const auto east = arena::encode({0, 1.0F, 0.0F, 4.0F});
+    const auto start = srv.transform_of(srv.avatar_of("patient"));
+    ASSERT_TRUE(start.has_value());
+    const auto deadline = std::chrono::steady_clock::now() + 1s;
+    while (std::chrono::steady_clock::now() < deadline) {
+        net.poll();
+        EXPECT_TRUE(net.send_input(east));
+        EXPECT_TRUE(net.send_input(east, net.lead_tick(2.0)));
+        std::this_thread::sleep_for(20ms);
+    }
+    ASSERT_TRUE(poll_until(net, [&] {
+        return srv.server().call([&] {
+            for (const auto& c : srv.server().clients()) {
+                if (c.name == "patient") {
+                    return c.inputs_received >= net.stats().inputs_sent;
+                }
+            }
+            return false;
+        });
+    }));
+    EXPECT_EQ(srv.server().call([&] { return m.inputs_future.value(); }), future_before)
+        << "no input named a tick more than 32 ahead";
+    EXPECT_LE(srv.server().call([&] { return m.inputs_late.value(); }) - late_before, 4U)
+        << "nor, in the other direction, a tick already run (a few may race the tick they name)";
+    const auto end = srv.transform_of(srv.avatar_of("patient"));
+    ASSERT_TRUE(end.has_value());
+    EXPECT_GT(end->x - start->x, 2.0F) << "the inputs were applied: it walked east at 4 m/s for about 1 s";
 }
 
 TEST(Prediction, LiveOverUdpWith50MsEachWayAnd5PercentLossNothingIsMispredicted) {

@@ -134,7 +134,7 @@ public:
     /// at; the server applies it at that tick: docs/protocol.md, section 13).
     bool send_input(std::string_view payload, std::uint32_t client_tick);
     /// The tick an input sent now should name to reach the server `margin_ticks` ticks early: the server
-    /// clock's next tick plus half the round trip plus the margin.
+    /// clock's next tick plus half the round trip plus the margin, counted from the newest applied tick.
     [[nodiscard]] std::uint32_t lead_tick(double margin_ticks) const;
     /// Used by prediction.hpp: what it measured, for stats().prediction.
     void report_prediction(const prediction_stats& stats);

@@ -50,4 +50,18 @@ private:
     bool has_bound_{false};
 };
 
+/// The tick an input sent at server time `server_us` should reach: the one after the tick the server is
+/// running then, counted from a tick it ran (`tick`, started at server time `tick_us`). Counted from a tick
+/// seen, not from the server's epoch: a server that overruns skips slots (tick_pacer.hpp), so its tick count
+/// falls behind its clock for good, and an estimate from the epoch would run ahead of it by every slot ever
+/// skipped.
+[[nodiscard]] constexpr std::uint32_t next_tick_at(std::uint32_t tick, std::int64_t tick_us,
+                                                   std::int64_t server_us, std::uint32_t tick_rate) noexcept {
+    if (server_us <= tick_us) {
+        return tick + 1; // the clock estimate lags the snapshot's own time: the tick is at least running
+    }
+    const auto elapsed = static_cast<std::uint64_t>(server_us - tick_us);
+    return tick + static_cast<std::uint32_t>(elapsed * tick_rate / 1'000'000) + 1;
+}
+
 } // namespace ecsnet::client
