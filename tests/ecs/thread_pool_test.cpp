@@ -153,23 +153,32 @@ struct counting_context {
     std::vector<std::atomic<int>> runs;
     std::vector<std::atomic<std::size_t>> worker;
     std::atomic<int> done{0};
-    explicit counting_context(std::size_t n)
+    // run_until's contract: whoever makes its condition true wakes the pool, or a driving thread already
+    // asleep sleeps on (a loaded machine once hung this test for 15 minutes that way).
+    ecsnet::thread_pool* pool;
+    counting_context(std::size_t n, ecsnet::thread_pool& to_wake)
         : runs(n)
-        , worker(n) {}
+        , worker(n)
+        , pool{&to_wake} {}
 };
 
 void count_task(void* context, std::uint32_t argument, std::size_t worker) noexcept {
     auto& c = *static_cast<counting_context*>(context);
     c.runs[argument].fetch_add(1);
     c.worker[argument].store(worker);
-    c.done.fetch_add(1);
+    // Read before the count: once it reaches the total the driving thread may return and free `c`.
+    auto* const pool = c.pool;
+    const auto total = static_cast<int>(c.runs.size());
+    if (c.done.fetch_add(1) + 1 == total) {
+        pool->wake_all();
+    }
 }
 
 TEST(ThreadPoolTest, RunsEverySubmittedTaskOnceOnAKnownWorker) {
     for (std::size_t threads : {1U, 2U, 4U}) {
         ecsnet::thread_pool pool{threads, 256};
         for (int round = 0; round < 50 / stress_scale + 1; ++round) {
-            counting_context context{200};
+            counting_context context{200, pool};
             for (std::uint32_t i = 0; i < 200; ++i) {
                 ASSERT_TRUE(pool.submit({&count_task, &context, i}));
             }
@@ -184,7 +193,7 @@ TEST(ThreadPoolTest, RunsEverySubmittedTaskOnceOnAKnownWorker) {
 
 TEST(ThreadPoolTest, SubmitRefusesWhenTheQueueIsFull) {
     ecsnet::thread_pool pool{1, 4}; // no thread of its own: nothing drains the queue meanwhile
-    counting_context context{5};
+    counting_context context{5, pool};
     for (std::uint32_t i = 0; i < 4; ++i) {
         EXPECT_TRUE(pool.submit({&count_task, &context, i}));
     }
