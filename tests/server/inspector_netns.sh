@@ -32,6 +32,9 @@ trap cleanup EXIT
 
 failures=0
 start_server() { # extra flags...
+    # Made here, not by the redirection below: that one runs in the background child, which a loaded machine
+    # may not have scheduled before the first read (a CI run's sed found no file, and `set -e` ended the test).
+    : >"$work/log"
     "$server" --insecure-dev --bind 127.0.0.1 --port 0 --admin-address 10.77.0.1 --admin-port 0 --npcs 100 \
         "$@" >"$work/log" 2>&1 &
     pid=$!
