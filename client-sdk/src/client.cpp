@@ -3,11 +3,13 @@
 
 #include "ecsnet/client/client.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <utility>
 
 #include <asio/post.hpp>
 
+#include "ecsnet/client/server_clock.hpp"
 #include "session.hpp"
 
 namespace ecsnet::client {
@@ -93,15 +95,17 @@ bool client::send_input(std::string_view payload, std::uint32_t client_tick) {
 
 std::uint32_t client::lead_tick(double margin_ticks) const {
     const auto s = stats();
-    const auto rate = static_cast<double>(std::max<std::uint32_t>(tick_rate(), 1));
-    const auto half_rtt_us = static_cast<double>(s.rtt_smoothed.count()) / 2.0;
-    const auto server_now_us = static_cast<double>(std::max<std::int64_t>(server_time_us(), 0));
-    // Counted from the newest applied tick, not from the server's epoch (server_clock.hpp, next_tick_at).
-    const double anchor_tick = s.newest_tick ? static_cast<double>(*s.newest_tick) : 0.0;
-    const double anchor_us = s.newest_tick ? static_cast<double>(s.newest_tick_server_time_us) : 0.0;
-    const double ahead_us = std::max(server_now_us + half_rtt_us - anchor_us, 0.0);
-    const double tick = anchor_tick + ahead_us * rate / 1e6 + 1.0 + std::max(margin_ticks, 0.0);
-    return static_cast<std::uint32_t>(std::min(tick, 4.0e9));
+    const auto rate = std::max<std::uint32_t>(tick_rate(), 1);
+    // Counted from the newest applied tick, not from the server's epoch, by the rule the SDK's own inputs
+    // use (server_clock.hpp, next_tick_at): the input must arrive half a round trip from now, plus the
+    // margin.
+    const std::uint32_t anchor_tick = s.newest_tick ? *s.newest_tick : 0;
+    const std::int64_t anchor_us =
+        s.newest_tick ? static_cast<std::int64_t>(s.newest_tick_server_time_us) : 0;
+    const auto arrives_us = std::max(std::max<std::int64_t>(server_time_us(), 0) + s.rtt_smoothed.count() / 2,
+                                     anchor_us); // a lagging clock estimate: the anchor's tick still runs
+    const auto margin_us = static_cast<std::int64_t>(std::clamp(margin_ticks, 0.0, 1.0e6) * 1e6 / rate);
+    return next_tick_at(anchor_tick, anchor_us, arrives_us + margin_us, rate);
 }
 
 void client::report_prediction(const prediction_stats& stats) {
