@@ -83,17 +83,6 @@ entity mirror::find_index(std::uint32_t index) const noexcept {
     return index < locals_.size() ? locals_[index] : null_entity;
 }
 
-std::optional<net_entity> mirror::net_of(entity local) const noexcept {
-    if (!registry_.valid(local)) {
-        return std::nullopt;
-    }
-    const auto* id = registry_.try_get<net_id>(local);
-    if (id == nullptr) {
-        return std::nullopt;
-    }
-    return id->id;
-}
-
 void mirror::clear() {
     for (auto& local : locals_) {
         if (local != null_entity && registry_.valid(local)) {

@@ -121,17 +121,6 @@ entity view_mirror::find_index(std::uint32_t index) const noexcept {
     return index < locals_.size() ? locals_[index] : null_entity;
 }
 
-std::optional<net_entity> view_mirror::net_of(entity local) const noexcept {
-    if (!registry_.valid(local)) {
-        return std::nullopt;
-    }
-    const auto* id = registry_.try_get<net_id>(local);
-    if (id == nullptr) {
-        return std::nullopt;
-    }
-    return id->id;
-}
-
 removal_reason view_mirror::removal_reason_of(entity local) const noexcept {
     return local == removing_ ? removing_reason_ : removal_reason::none;
 }

@@ -97,7 +97,6 @@ public:
     /// The local entity mirroring whatever occupies a server index now, or null_entity.
     [[nodiscard]] entity find_index(std::uint32_t index) const noexcept;
     /// The server identity of a local entity, if it is mirrored.
-    [[nodiscard]] std::optional<net_entity> net_of(entity local) const noexcept override;
     /// Whole-world snapshots do not say why an entity left: always removal_reason::none.
     [[nodiscard]] removal_reason removal_reason_of(entity) const noexcept override {
         return removal_reason::none;

@@ -65,8 +65,15 @@ public:
 
     /// The local entity mirroring a server entity, or null_entity.
     [[nodiscard]] virtual entity find(net_entity id) const noexcept = 0;
-    /// The server identity of a local entity, if it is mirrored.
-    [[nodiscard]] virtual std::optional<net_entity> net_of(entity local) const noexcept = 0;
+    /// The server identity of a local entity, if it is mirrored (its net_id, whichever kind of mirror).
+    [[nodiscard]] std::optional<net_entity> net_of(entity local) const noexcept {
+        const auto& reg = registry();
+        if (!reg.valid(local)) {
+            return std::nullopt;
+        }
+        const auto* id = reg.try_get<net_id>(local);
+        return id != nullptr ? std::optional<net_entity>{id->id} : std::nullopt;
+    }
     /// Inside an on_destroy signal fired while applying: why the entity leaves (removal_reason::none when
     /// the snapshots do not say, or outside such a signal).
     [[nodiscard]] virtual removal_reason removal_reason_of(entity local) const noexcept = 0;

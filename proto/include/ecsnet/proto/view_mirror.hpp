@@ -72,7 +72,6 @@ public:
 
     [[nodiscard]] entity find(net_entity id) const noexcept override;
     [[nodiscard]] entity find_index(std::uint32_t index) const noexcept;
-    [[nodiscard]] std::optional<net_entity> net_of(entity local) const noexcept override;
     /// Inside on_destroy<net_id> (or any on_destroy of a replicated component) fired by apply(): why the
     /// entity leaves. removal_reason::none otherwise.
     [[nodiscard]] removal_reason removal_reason_of(entity local) const noexcept override;
