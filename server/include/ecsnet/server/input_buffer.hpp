@@ -7,10 +7,9 @@
 //
 //   - early (client_tick up to max_lead ticks after the next tick): kept until its tick;
 //   - for the next tick: applied at it;
-//   - late (client_tick already past): applied at the next tick, in sequence order, and counted (a client
-//   that
-//     does not predict sends its inputs for the tick it sees, so they are all late: they are applied as they
-//     were before there was a buffer, each once);
+//   - late (client_tick already past): applied at the next tick, in sequence order, and counted (a
+//     client that does not predict sends its inputs for the tick it sees, so they are all late: they are
+//     applied as they were before there was a buffer, each once);
 //   - further ahead than max_lead: refused and counted (a client cannot queue commands into the future);
 //   - more than max_per_tick for one tick: refused and counted (a flood cannot grow the buffer).
 // A tick with no input of the client repeats its newest one (client_input::repeated: movement goes on,
