@@ -96,7 +96,6 @@ public:
     [[nodiscard]] entity find(net_entity id) const noexcept override;
     /// The local entity mirroring whatever occupies a server index now, or null_entity.
     [[nodiscard]] entity find_index(std::uint32_t index) const noexcept;
-    /// The server identity of a local entity, if it is mirrored.
     /// Whole-world snapshots do not say why an entity left: always removal_reason::none.
     [[nodiscard]] removal_reason removal_reason_of(entity) const noexcept override {
         return removal_reason::none;
